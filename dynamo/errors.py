@@ -1,0 +1,39 @@
+"""The one error type of the service: a machine-readable code, a message and the field at fault."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ErrorCode", "LeaderboardError"]
+
+
+class ErrorCode(StrEnum):
+    """Stable codes that clients can switch on."""
+
+    INVALID_ID = "INVALID_ID"
+    INVALID_EMAIL = "INVALID_EMAIL"
+    INVALID_NAME = "INVALID_NAME"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    INVALID_CURSOR = "INVALID_CURSOR"
+    SCORE_OUT_OF_RANGE = "SCORE_OUT_OF_RANGE"
+    PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
+    PLAYER_EXISTS = "PLAYER_EXISTS"
+    EMAIL_TAKEN = "EMAIL_TAKEN"
+    LEADERBOARD_NOT_FOUND = "LEADERBOARD_NOT_FOUND"
+    LEADERBOARD_EXISTS = "LEADERBOARD_EXISTS"
+    LEADERBOARD_CLOSED = "LEADERBOARD_CLOSED"
+    SUBMISSION_CONFLICT = "SUBMISSION_CONFLICT"
+    BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
+
+
+class LeaderboardError(Exception):
+    """A client-visible failure. Raised anywhere below the GraphQL layer, mapped there."""
+
+    def __init__(self, code: ErrorCode, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+    def __repr__(self) -> str:
+        return f"LeaderboardError({self.code.value!r}, {self.message!r}, field={self.field!r})"

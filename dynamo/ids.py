@@ -1,0 +1,68 @@
+"""Validation of the identifiers that end up inside keys, and session id generation."""
+
+from __future__ import annotations
+
+import re
+
+from ulid import ULID
+
+from dynamo.errors import ErrorCode, LeaderboardError
+
+__all__ = [
+    "ID_PATTERN",
+    "new_session_id",
+    "validate_email",
+    "validate_id",
+    "validate_name",
+    "validate_session_id",
+]
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+# Pragmatic address check: one @, no whitespace or control characters, a dot in the domain.
+_EMAIL = re.compile(r"[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+")
+_MAX_EMAIL = 254
+_MAX_NAME = 100
+
+
+def validate_id(value: str, field: str) -> str:
+    """Return ``value`` when it is a valid player, leaderboard or game id; raise INVALID_ID."""
+    if not ID_PATTERN.fullmatch(value):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ID,
+            f"{field} must be 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'",
+            field,
+        )
+    return value
+
+
+def validate_session_id(value: str, field: str = "sessionId") -> str:
+    """Return ``value`` when it is a ULID in canonical upper-case form; raise INVALID_ID."""
+    if not _SESSION_ID.fullmatch(value):
+        raise LeaderboardError(ErrorCode.INVALID_ID, f"{field} must be a 26-character ULID", field)
+    return value
+
+
+def validate_email(value: str, field: str = "email") -> str:
+    """Return the lower-cased address; raise INVALID_EMAIL for anything that is not one."""
+    email = value.strip().lower()
+    if len(email) > _MAX_EMAIL or not _EMAIL.fullmatch(email):
+        raise LeaderboardError(ErrorCode.INVALID_EMAIL, "email is not a valid address", field)
+    return email
+
+
+def validate_name(value: str, field: str = "name") -> str:
+    """Return the trimmed display name; raise INVALID_NAME when empty, too long or unprintable."""
+    name = value.strip()
+    if not name or len(name) > _MAX_NAME or not name.isprintable():
+        raise LeaderboardError(
+            ErrorCode.INVALID_NAME,
+            f"{field} must be 1-{_MAX_NAME} printable characters",
+            field,
+        )
+    return name
+
+
+def new_session_id() -> str:
+    """A new ULID: sorts by creation time, so SESSION# keys read descending are newest first."""
+    return str(ULID())

@@ -1,0 +1,125 @@
+"""Leaderboard metadata items: AP9 (by id) and board creation.
+
+Keys::
+
+    Leaderboard   pk = LEADERBOARD#<leaderboardId>   sk = #METADATA
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.table import Db, Item, Key, batch_get, parse, serialize
+
+__all__ = [
+    "MAX_SCORE_WIDTH",
+    "LeaderboardItem",
+    "Period",
+    "SortOrder",
+    "board_key",
+    "check_new_board",
+    "create_leaderboard",
+    "get_leaderboard",
+    "get_leaderboards",
+]
+
+PK = "LEADERBOARD#{leaderboard_id}"
+SK = "#METADATA"
+
+MAX_SCORE_WIDTH = 15
+"""Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
+
+
+class Period(StrEnum):
+    DAILY = "DAILY"
+    WEEKLY = "WEEKLY"
+    SEASON = "SEASON"
+    GLOBAL = "GLOBAL"
+
+
+class SortOrder(StrEnum):
+    DESC = "DESC"
+    """Higher is better."""
+    ASC = "ASC"
+    """Lower is better (times, strokes)."""
+
+
+class LeaderboardItem(Item):
+    leaderboard_id: str
+    name: str
+    period: Period
+    sort_order: SortOrder = SortOrder.DESC
+    score_width: int = 10
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    entry_count: int = 0
+    created_at: datetime
+
+    @property
+    def max_score(self) -> int:
+        return int(10**self.score_width) - 1
+
+    def is_open(self, at: datetime) -> bool:
+        """Whether a score attained at ``at`` may enter this board: startsAt <= at < endsAt."""
+        if self.starts_at is not None and at < self.starts_at:
+            return False
+        return self.ends_at is None or at < self.ends_at
+
+
+def board_key(leaderboard_id: str) -> Key:
+    return (PK.format(leaderboard_id=leaderboard_id), SK)
+
+
+async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None:
+    """AP9 for one id."""
+    return (await get_leaderboards(db, [leaderboard_id]))[0]
+
+
+async def get_leaderboards(db: Db, ids: Sequence[str]) -> list[LeaderboardItem | None]:
+    """AP9 batched: one result per id, in order, None where missing."""
+    found = await batch_get(db, [board_key(i) for i in ids])
+    return [
+        parse(LeaderboardItem, found[board_key(i)]) if board_key(i) in found else None for i in ids
+    ]
+
+
+def check_new_board(board: LeaderboardItem) -> None:
+    """Reject a board definition that could not hold scores correctly."""
+    if not 1 <= board.score_width <= MAX_SCORE_WIDTH:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"scoreWidth must be between 1 and {MAX_SCORE_WIDTH}",
+            "scoreWidth",
+        )
+    if board.starts_at and board.ends_at and board.ends_at <= board.starts_at:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, "endsAt must be after startsAt", "endsAt"
+        )
+
+
+async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
+    """Write a new board; its id, width and sort order are fixed from then on."""
+    check_new_board(board)
+    pk, sk = board_key(board.leaderboard_id)
+    item: dict[str, Any] = {"pk": pk, "sk": sk, **board.attributes()}
+    try:
+        await db.client.put_item(
+            TableName=db.table,
+            Item=serialize(item),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            raise LeaderboardError(
+                ErrorCode.LEADERBOARD_EXISTS,
+                f"leaderboard {board.leaderboard_id!r} already exists",
+                "id",
+            ) from None
+        raise
+    return board

@@ -1,0 +1,127 @@
+"""Player items: AP1 (by id) and AP2 (by e-mail), and player creation.
+
+Keys::
+
+    Player        pk = PLAYER#<playerId>          sk = #METADATA
+                  gsi1pk = PLAYER_EMAIL#<email>   gsi1sk = PLAYER#<playerId>
+    E-mail claim  pk = PLAYER_EMAIL#<email>       sk = #CLAIM    (internal: one owner an address)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
+
+__all__ = [
+    "PlayerItem",
+    "create_player",
+    "get_player",
+    "get_player_by_email",
+    "get_players",
+    "player_key",
+]
+
+PK = "PLAYER#{player_id}"
+SK = "#METADATA"
+GSI1PK = "PLAYER_EMAIL#{email}"
+GSI1SK = "PLAYER#{player_id}"
+CLAIM_PK = "PLAYER_EMAIL#{email}"
+CLAIM_SK = "#CLAIM"
+
+
+class PlayerItem(Item):
+    player_id: str
+    name: str
+    email: str
+    lifetime_score: int = 0
+    games_played: int = 0
+    created_at: datetime
+    updated_at: datetime
+
+
+def player_key(player_id: str) -> Key:
+    return (PK.format(player_id=player_id), SK)
+
+
+def _keys(player: PlayerItem) -> dict[str, str]:
+    return {
+        "pk": PK.format(player_id=player.player_id),
+        "sk": SK,
+        "gsi1pk": GSI1PK.format(email=player.email),
+        "gsi1sk": GSI1SK.format(player_id=player.player_id),
+    }
+
+
+async def get_player(db: Db, player_id: str) -> PlayerItem | None:
+    """AP1 for one id."""
+    return (await get_players(db, [player_id]))[0]
+
+
+async def get_players(db: Db, player_ids: Sequence[str]) -> list[PlayerItem | None]:
+    """AP1 batched: one result per id, in order, None where missing."""
+    found = await batch_get(db, [player_key(p) for p in player_ids])
+    return [
+        parse(PlayerItem, found[player_key(p)]) if player_key(p) in found else None
+        for p in player_ids
+    ]
+
+
+async def get_player_by_email(db: Db, email: str) -> PlayerItem | None:
+    """AP2: Query GSI1 on the lower-cased address."""
+    response = await db.client.query(
+        TableName=db.table,
+        IndexName=GSI1,
+        KeyConditionExpression="gsi1pk = :pk",
+        ExpressionAttributeValues=serialize({":pk": GSI1PK.format(email=email)}),
+        Limit=1,
+    )
+    items = response.get("Items", [])
+    return parse(PlayerItem, items[0]) if items else None
+
+
+async def create_player(db: Db, player: PlayerItem) -> PlayerItem:
+    """Write a new player and claim its e-mail address, both or neither."""
+    claim = {
+        "pk": CLAIM_PK.format(email=player.email),
+        "sk": CLAIM_SK,
+        "playerId": player.player_id,
+    }
+    item: dict[str, Any] = {**_keys(player), **player.attributes()}
+    try:
+        await db.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": db.table,
+                        "Item": serialize(item),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": db.table,
+                        "Item": serialize(claim),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    except ClientError as error:
+        reasons = error.response.get("CancellationReasons", [])
+        codes = [r.get("Code") for r in reasons]
+        if codes and codes[0] == "ConditionalCheckFailed":
+            raise LeaderboardError(
+                ErrorCode.PLAYER_EXISTS, f"player {player.player_id!r} already exists", "id"
+            ) from None
+        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            raise LeaderboardError(
+                ErrorCode.EMAIL_TAKEN, "that email belongs to another player", "email"
+            ) from None
+        raise
+    return player

@@ -1,0 +1,267 @@
+"""The single table: its definition, item (de)serialisation, batched reads and paged queries."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from dynamo.cursors import CursorCodec, CursorShape
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+__all__ = [
+    "BATCH_GET_LIMIT",
+    "GSI1",
+    "GSI2",
+    "Db",
+    "Item",
+    "Key",
+    "Page",
+    "batch_get",
+    "create_table",
+    "now",
+    "query_page",
+    "serialize",
+]
+
+GSI1 = "GSI1"
+GSI2 = "GSI2"
+BATCH_GET_LIMIT = 100
+_UNPROCESSED_RETRIES = 8
+
+Key = tuple[str, str]
+"""A primary key: (pk, sk)."""
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def now() -> datetime:
+    """The current time in UTC at millisecond precision, the precision items are stored with."""
+    t = datetime.now(UTC)
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
+class Item(BaseModel):
+    """Base of every item model: camelCase attributes as stored, immutable once read."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore"
+    )
+
+    def attributes(self) -> dict[str, Any]:
+        """The plain (non-key) attributes as stored in DynamoDB, None-valued ones left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+M = TypeVar("M", bound=Item)
+
+
+@dataclass(frozen=True)
+class Db:
+    """Everything an access-pattern function needs: the client, the table name, the cursor codec."""
+
+    client: DynamoDBClient
+    table: str
+    cursors: CursorCodec
+
+
+@dataclass(frozen=True)
+class Page(Generic[M]):
+    """One page of a query: the items, one opaque cursor per item, and whether more follow."""
+
+    items: list[M]
+    cursors: list[str]
+    has_next: bool
+
+    @property
+    def end_cursor(self) -> str | None:
+        return self.cursors[-1] if self.cursors else None
+
+
+def serialize(values: Mapping[str, Any]) -> dict[str, AttributeValueTypeDef]:
+    """Python values to DynamoDB attribute values (ints stay exact)."""
+    return {k: _serializer.serialize(v) for k, v in values.items()}
+
+
+def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    """DynamoDB attribute values to Python values; numbers come back as int when integral."""
+    out: dict[str, Any] = {}
+    for k, v in item.items():
+        value = _deserializer.deserialize(v)
+        if not isinstance(value, str | bool | None) and value == int(value):
+            value = int(value)
+        out[k] = value
+    return out
+
+
+def parse(model: type[M], item: Mapping[str, Any]) -> M:
+    """Build an item model from a raw DynamoDB item."""
+    return model.model_validate(deserialize(item))
+
+
+def key(pk: str, sk: str) -> dict[str, AttributeValueTypeDef]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) -> dict[Key, Any]:
+    """Fetch items by primary key: GetItem for one key, BatchGetItem in chunks of 100 otherwise.
+
+    Duplicate keys are fetched once; ``UnprocessedKeys`` are retried with backoff. Returns the
+    raw items found, keyed by (pk, sk); missing keys are absent.
+    """
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        return {}
+    if len(unique) == 1:
+        pk, sk = unique[0]
+        got = await db.client.get_item(
+            TableName=db.table, Key=key(pk, sk), ConsistentRead=consistent
+        )
+        return {unique[0]: got["Item"]} if "Item" in got else {}
+    chunks = [unique[i : i + BATCH_GET_LIMIT] for i in range(0, len(unique), BATCH_GET_LIMIT)]
+    found: dict[Key, Any] = {}
+    for part in await asyncio.gather(*(_batch_get_chunk(db, c, consistent) for c in chunks)):
+        found.update(part)
+    return found
+
+
+async def _batch_get_chunk(db: Db, keys: Sequence[Key], consistent: bool) -> dict[Key, Any]:
+    found: dict[Key, Any] = {}
+    request: Any = {
+        db.table: {"Keys": [key(pk, sk) for pk, sk in keys], "ConsistentRead": consistent}
+    }
+    for attempt in range(_UNPROCESSED_RETRIES + 1):
+        response = await db.client.batch_get_item(RequestItems=request)
+        for raw in response.get("Responses", {}).get(db.table, []):
+            found[(raw["pk"]["S"], raw["sk"]["S"])] = raw
+        request = response.get("UnprocessedKeys") or {}
+        if not request:
+            return found
+        if attempt < _UNPROCESSED_RETRIES:
+            await asyncio.sleep(random.uniform(0, 0.05 * 2**attempt))
+    raise ClientError(
+        {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "unprocessed"}},
+        "BatchGetItem",
+    )
+
+
+async def query_page(
+    db: Db,
+    model: type[M],
+    *,
+    key_condition: str,
+    values: Mapping[str, Any],
+    cursor_shape: CursorShape,
+    first: int,
+    after: str | None,
+    index: str | None = None,
+    descending: bool = True,
+) -> Page[M]:
+    """One page of a key-condition Query, reading one item more than asked to know if more follow.
+
+    ``cursor_shape`` names every key attribute of the queried index with the value (partition)
+    or prefix (sort) it must have; a cursor of any other shape is rejected.
+    """
+    start = db.cursors.decode(after, cursor_shape) if after is not None else None
+    wanted = first + 1
+    raw_items: list[Mapping[str, Any]] = []
+    kwargs: dict[str, Any] = {
+        "TableName": db.table,
+        "KeyConditionExpression": key_condition,
+        "ExpressionAttributeValues": serialize(values),
+        "ScanIndexForward": not descending,
+    }
+    if index is not None:
+        kwargs["IndexName"] = index
+    while True:
+        kwargs["Limit"] = wanted - len(raw_items)
+        if start is not None:
+            kwargs["ExclusiveStartKey"] = {k: {"S": v} for k, v in start.items()}
+        response = await db.client.query(**kwargs)
+        raw_items.extend(response.get("Items", []))
+        last = response.get("LastEvaluatedKey")
+        if len(raw_items) >= wanted or not last:
+            break
+        start = {k: v["S"] for k, v in last.items()}
+    shown = raw_items[:first]
+    return Page(
+        items=[parse(model, raw) for raw in shown],
+        cursors=[
+            db.cursors.encode({k: raw[k]["S"] for k in cursor_shape.attributes}) for raw in shown
+        ],
+        has_next=len(raw_items) > first,
+    )
+
+
+async def count(
+    db: Db, *, key_condition: str, values: Mapping[str, Any], index: str | None = None
+) -> int:
+    """Count the items matching a key condition, following LastEvaluatedKey to the end."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table,
+        "KeyConditionExpression": key_condition,
+        "ExpressionAttributeValues": serialize(values),
+        "Select": "COUNT",
+    }
+    if index is not None:
+        kwargs["IndexName"] = index
+    total = 0
+    while True:
+        response = await db.client.query(**kwargs)
+        total += response["Count"]
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return total
+        kwargs["ExclusiveStartKey"] = last
+
+
+async def create_table(client: DynamoDBClient, name: str) -> bool:
+    """Create the table with both GSIs and TTL if it does not exist. True when newly created."""
+    attributes: Iterable[str] = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+    created = True
+    try:
+        await client.create_table(
+            TableName=name,
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in attributes],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": index,
+                    "KeySchema": [
+                        {"AttributeName": f"{index.lower()}pk", "KeyType": "HASH"},
+                        {"AttributeName": f"{index.lower()}sk", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in (GSI1, GSI2)
+            ],
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ResourceInUseException":
+            raise
+        created = False
+    await client.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+    )
+    ttl = await client.describe_time_to_live(TableName=name)
+    if ttl["TimeToLiveDescription"].get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+        await client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+        )
+    return created

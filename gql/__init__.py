@@ -1,0 +1,1 @@
+"""The GraphQL layer: Strawberry types, the schema, and the aiohttp view."""

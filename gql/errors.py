@@ -1,0 +1,81 @@
+"""How failures reach clients: typed codes on every error, internal details never."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import strawberry
+from graphql import ExecutionResult as GraphQLResult
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+from strawberry.types.execution import ExecutionResult
+
+from dynamo.errors import LeaderboardError
+
+__all__ = ["ErrorCodes", "UserError", "log_unexpected", "user_errors"]
+
+log = logging.getLogger("leaderboard.graphql")
+
+INTERNAL = "INTERNAL_SERVER_ERROR"
+BAD_USER_INPUT = "BAD_USER_INPUT"
+VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+
+
+@strawberry.type(description="A problem with the input of a mutation; nothing was written.")
+class UserError:
+    code: str = strawberry.field(
+        description="Stable machine-readable code, e.g. PLAYER_NOT_FOUND or SCORE_OUT_OF_RANGE."
+    )
+    message: str = strawberry.field(description="A human-readable explanation.")
+    field: str | None = strawberry.field(
+        description="The input field at fault (its GraphQL name), when there is one."
+    )
+
+
+def user_errors(error: LeaderboardError) -> list[UserError]:
+    return [UserError(code=error.code.value, message=error.message, field=error.field)]
+
+
+def _classify(error: GraphQLError) -> GraphQLError:
+    original = error.original_error
+    if isinstance(original, LeaderboardError):
+        extensions: dict[str, object] = {"code": original.code.value}
+        if original.field:
+            extensions["field"] = original.field
+        return GraphQLError(original.message, error.nodes, path=error.path, extensions=extensions)
+    if error.path is None:
+        # Parsing, validation and variable coercion: the client sent a bad request.
+        code = BAD_USER_INPUT if error.message.startswith("Variable ") else VALIDATION_FAILED
+        return GraphQLError(
+            error.message,
+            error.nodes,
+            path=None,
+            extensions={**(error.extensions or {}), "code": code},
+        )
+    if original is None:
+        return GraphQLError(
+            error.message, error.nodes, path=error.path, extensions={"code": BAD_USER_INPUT}
+        )
+    return GraphQLError(
+        "Internal server error", error.nodes, path=error.path, extensions={"code": INTERNAL}
+    )
+
+
+class ErrorCodes(SchemaExtension):
+    """Gives every error an ``extensions.code``; unexpected exceptions become a generic
+    INTERNAL_SERVER_ERROR (their traceback goes to the log, not to the client)."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if isinstance(result, ExecutionResult | GraphQLResult) and result.errors:
+            result.errors = [_classify(e) for e in result.errors]
+
+
+def log_unexpected(errors: list[GraphQLError]) -> None:
+    """Log, with its traceback, every error raised by the service's own code while executing."""
+    for error in errors:
+        original = error.original_error
+        if error.path is not None and not isinstance(original, LeaderboardError | None):
+            log.error("unexpected error at %s", error.path, exc_info=original)

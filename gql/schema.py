@@ -1,0 +1,70 @@
+"""The schema: queries, mutations, and the error handling every operation goes through."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext, Info
+
+from gql.errors import ErrorCodes, log_unexpected
+from gql.mutations import Mutation
+from gql.scalars import SCALARS
+from gql.types import AFTER, FIRST, Connection, Leaderboard, Player, Session, connection
+from resolvers import leaderboards, players, sessions
+from resolvers.context import Context
+
+__all__ = ["Query", "schema"]
+
+
+@strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
+class Query:
+    @strawberry.field(description="A player by id (AP1).")
+    async def player(self, info: Info[Context, None], id: strawberry.ID) -> Player | None:
+        item = await players.resolve_player(info.context, id)
+        return Player(item=item) if item else None
+
+    @strawberry.field(description="A player by login e-mail, case-insensitive (AP2).")
+    async def player_by_email(self, info: Info[Context, None], email: str) -> Player | None:
+        item = await players.resolve_player_by_email(info.context, email)
+        return Player(item=item) if item else None
+
+    @strawberry.field(description="A leaderboard by id (AP9).")
+    async def leaderboard(self, info: Info[Context, None], id: strawberry.ID) -> Leaderboard | None:
+        item = await leaderboards.resolve_leaderboard(info.context, id)
+        return Leaderboard(item=item) if item else None
+
+    @strawberry.field(description="One session by its player and id (AP8).")
+    async def session(
+        self, info: Info[Context, None], player_id: strawberry.ID, session_id: strawberry.ID
+    ) -> Session | None:
+        item = await sessions.resolve_session(info.context, player_id, session_id)
+        return Session(item=item) if item else None
+
+    @strawberry.field(description="Every player's sessions of one game, newest first (AP7).")
+    async def game_sessions(
+        self,
+        info: Info[Context, None],
+        game_id: strawberry.ID,
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[Session]:
+        page = await sessions.resolve_game_sessions(info.context, game_id, first, after)
+        return connection(page, Session.of)
+
+
+class LeaderboardSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        log_unexpected(errors)
+
+
+schema = LeaderboardSchema(
+    query=Query,
+    mutation=Mutation,
+    extensions=[ErrorCodes],
+    config=StrawberryConfig(scalar_map=SCALARS),
+)

@@ -1,0 +1,51 @@
+"""The aiohttp view serving the schema over HTTP, with GraphiQL for browsers."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from strawberry.aiohttp.views import GraphQLView
+
+from dynamo.table import Db
+from gql.schema import schema
+from resolvers.context import Context
+
+__all__ = ["DB", "DEFAULT_QUERY", "LeaderboardView"]
+
+DB = web.AppKey("db", Db)
+
+DEFAULT_QUERY = """\
+# The top 10 of the demo board, with each player's name and rank.
+# Press the run button (or Ctrl-Enter).
+query TopTen {
+  leaderboard(id: "global") {
+    name
+    entryCount
+    topScores(first: 10) {
+      edges {
+        node {
+          score
+          attainedAt
+          player { id name }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
+"""
+
+
+class LeaderboardView(GraphQLView[Context, None]):
+    """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
+
+    def __init__(self, *, graphiql_page: str | None) -> None:
+        super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
+        self._graphiql_page = graphiql_page or ""
+
+    async def get_context(
+        self, request: web.Request, response: web.Response | web.WebSocketResponse
+    ) -> Context:
+        return Context(db=request.app[DB])
+
+    async def render_graphql_ide(self, request: web.Request) -> web.Response:
+        return web.Response(text=self._graphiql_page, content_type="text/html")

@@ -1,0 +1,81 @@
+"""Which DynamoDB a command talks to: a configured endpoint, or the embedded DynamoDB Local.
+
+The embedded one keeps its data in a folder. Whoever starts it there holds a lock on that folder
+and writes its endpoint beside the lock, so a second command (``leaderboard seed`` while
+``leaderboard serve`` runs) talks to the running server instead of opening the same files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from leaderboard.embedded import DynamoDBLocal
+
+__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend"]
+
+LOCAL_CREDENTIALS = ("local", "local")
+"""DynamoDB Local accepts any credentials; these keep the AWS credential chain out of it."""
+
+_LOCK = ".lock"
+_ENDPOINT = "endpoint.json"
+
+
+@dataclass(frozen=True)
+class Backend:
+    endpoint_url: str | None
+    credentials: tuple[str, str] | None
+    embedded: bool
+    """True when this process started DynamoDB Local (and so may create and seed the table)."""
+    description: str
+
+
+@contextlib.contextmanager
+def open_backend(
+    endpoint_url: str | None, *, cache_dir: Path, data_dir: Path | None, in_memory: bool = False
+) -> Iterator[Backend]:
+    """Yield the backend to use, starting DynamoDB Local when no endpoint is configured."""
+    if endpoint_url:
+        yield Backend(endpoint_url, None, embedded=False, description=endpoint_url)
+        return
+    if in_memory or data_dir is None:
+        with DynamoDBLocal(cache_dir) as local:
+            yield Backend(
+                local.endpoint_url,
+                LOCAL_CREDENTIALS,
+                embedded=True,
+                description=f"embedded DynamoDB Local at {local.endpoint_url} (in memory)",
+            )
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / _LOCK, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            running = json.loads((data_dir / _ENDPOINT).read_text())["endpoint"]
+            yield Backend(
+                running,
+                LOCAL_CREDENTIALS,
+                embedded=False,
+                description=f"the running embedded DynamoDB Local at {running}",
+            )
+            return
+        with DynamoDBLocal(cache_dir, data_dir=data_dir) as local:
+            (data_dir / _ENDPOINT).write_text(
+                json.dumps({"endpoint": local.endpoint_url, "pid": os.getpid()})
+            )
+            try:
+                yield Backend(
+                    local.endpoint_url,
+                    LOCAL_CREDENTIALS,
+                    embedded=True,
+                    description=f"embedded DynamoDB Local at {local.endpoint_url} (data in "
+                    f"{data_dir})",
+                )
+            finally:
+                (data_dir / _ENDPOINT).unlink(missing_ok=True)

@@ -1,0 +1,183 @@
+"""The ``leaderboard`` command: serve, create-table, seed, export-schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import aioboto3
+from aiohttp import web
+
+from dynamo.cursors import CursorCodec
+from dynamo.table import Db, create_table
+from leaderboard.app import create_app
+from leaderboard.backend import Backend, open_backend
+from leaderboard.config import Settings, default_cache_dir
+from leaderboard.graphiql import ensure_graphiql_assets
+from leaderboard.seed import seed
+
+__all__ = ["main"]
+
+DEMO_PLAYERS = 200
+T = TypeVar("T")
+log = logging.getLogger("leaderboard")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="leaderboard", description="GraphQL leaderboards over one DynamoDB table."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def backend_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--endpoint-url",
+            default=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+            help="DynamoDB endpoint (DynamoDB Local, LocalStack, AWS); default "
+            "$AWS_ENDPOINT_URL_DYNAMODB, else the embedded DynamoDB Local",
+        )
+        command.add_argument(
+            "--table",
+            default=os.environ.get("LEADERBOARD_TABLE", "leaderboard"),
+            help="table name (default $LEADERBOARD_TABLE or 'leaderboard')",
+        )
+        command.add_argument(
+            "--data-dir",
+            type=Path,
+            default=Path(os.environ.get("LEADERBOARD_DATA_DIR", ".data/dynamodb")),
+            help="where the embedded DynamoDB Local keeps its data (default .data/dynamodb)",
+        )
+
+    serve = commands.add_parser("serve", help="serve GraphQL and GraphiQL")
+    backend_options(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="embedded DynamoDB Local keeps nothing on disk (a throwaway run)",
+    )
+    serve.add_argument(
+        "--demo-players",
+        type=int,
+        default=DEMO_PLAYERS,
+        help="players of demo data loaded when the embedded table is first created",
+    )
+
+    create = commands.add_parser("create-table", help="create the table if it does not exist")
+    backend_options(create)
+
+    seeder = commands.add_parser("seed", help="load demo boards, players and plays")
+    backend_options(seeder)
+    seeder.add_argument("--players", type=int, default=DEMO_PLAYERS, help="how many players")
+    seeder.add_argument("--seed", type=int, default=42, help="random seed of the demo data")
+
+    export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
+    export.add_argument("--output", type=Path, help="write to this file instead of stdout")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+    if args.command == "export-schema":
+        return _export_schema(args.output)
+    cache_dir = default_cache_dir()
+    with open_backend(
+        args.endpoint_url,
+        cache_dir=cache_dir,
+        data_dir=args.data_dir,
+        in_memory=getattr(args, "in_memory", False),
+    ) as backend:
+        settings = Settings.from_env(endpoint_url=backend.endpoint_url, table=args.table)
+        if args.command == "serve":
+            return _serve(args, settings, backend, cache_dir)
+        if args.command == "create-table":
+            created = asyncio.run(_with_db(settings, backend, _create_only))
+            print(f"table {settings.table} {'created' if created else 'already exists'}")
+            return 0
+        report = asyncio.run(
+            _with_db(settings, backend, lambda db: _seed(db, args.players, args.seed))
+        )
+        print(f"seeded {report} into {settings.table} on {backend.description}")
+        return 0
+
+
+def _export_schema(output: Path | None) -> int:
+    from gql.schema import schema
+
+    text = schema.as_str() + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+    return 0
+
+
+def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache: Path) -> int:
+    async def prepare(db: Db) -> None:
+        if backend.embedded and await create_table(db.client, db.table):
+            log.info("new table %s: loading %d demo players", db.table, args.demo_players)
+            await seed(db, args.demo_players, progress=sys.stderr.isatty())
+
+    app = create_app(
+        settings,
+        graphiql_assets=ensure_graphiql_assets(cache),
+        prepare=prepare,
+        credentials=backend.credentials,
+    )
+    url = f"http://{args.host}:{args.port}"
+
+    async def announce(_: web.Application) -> None:
+        print(
+            f"\nLeaderboard GraphQL service\n"
+            f"  GraphiQL:  {url}/graphql\n"
+            f"  Health:    {url}/healthz\n"
+            f"  DynamoDB:  {backend.description}, table {settings.table}\n",
+            flush=True,
+        )
+
+    app.on_startup.append(announce)
+    web.run_app(app, host=args.host, port=args.port, print=None)
+    return 0
+
+
+@asynccontextmanager
+async def _client(settings: Settings, backend: Backend) -> AsyncIterator[Db]:
+    keys = backend.credentials or (None, None)
+    async with aioboto3.Session().client(
+        "dynamodb",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=keys[0],
+        aws_secret_access_key=keys[1],
+    ) as client:
+        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+
+
+async def _with_db(settings: Settings, backend: Backend, work: Callable[[Db], Awaitable[T]]) -> T:
+    async with _client(settings, backend) as db:
+        return await work(db)
+
+
+async def _create_only(db: Db) -> bool:
+    return await create_table(db.client, db.table)
+
+
+async def _seed(db: Db, players: int, rng_seed: int) -> object:
+    await create_table(db.client, db.table)
+    return await seed(db, players, rng_seed=rng_seed, progress=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,170 @@
+"""Demo data: boards, players and plays, written through the real submission transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from tqdm import tqdm
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
+from dynamo.players import PlayerItem, create_player
+from dynamo.submit import Submission, submit_score
+from dynamo.table import Db, now
+
+__all__ = ["SeedReport", "demo_boards", "seed"]
+
+_ADJECTIVES = (
+    "Swift",
+    "Brave",
+    "Quiet",
+    "Lucky",
+    "Crimson",
+    "Silver",
+    "Clever",
+    "Wild",
+    "Golden",
+    "Frosty",
+    "Mighty",
+    "Sly",
+    "Nimble",
+    "Stormy",
+    "Electric",
+    "Shadow",
+    "Cosmic",
+    "Rusty",
+)
+_CREATURES = (
+    "Otter",
+    "Falcon",
+    "Badger",
+    "Lynx",
+    "Panda",
+    "Raven",
+    "Gecko",
+    "Wolf",
+    "Heron",
+    "Marten",
+    "Yak",
+    "Cobra",
+    "Koala",
+    "Puffin",
+    "Bison",
+    "Mantis",
+    "Orca",
+    "Ferret",
+    "Ibis",
+    "Moose",
+)
+
+
+@dataclass(frozen=True)
+class SeedReport:
+    players: int
+    plays: int
+
+
+def demo_boards(at: datetime) -> list[LeaderboardItem]:
+    """The demo boards: all-time high scores, a lap-time board, a season and today's board."""
+    day = at.replace(hour=0, minute=0, second=0, microsecond=0)
+    return [
+        LeaderboardItem(
+            leaderboard_id="global",
+            name="All-time high scores",
+            period=Period.GLOBAL,
+            created_at=at,
+        ),
+        LeaderboardItem(
+            leaderboard_id="speedrun",
+            name="Fastest lap (ms)",
+            period=Period.GLOBAL,
+            sort_order=SortOrder.ASC,
+            score_width=7,
+            created_at=at,
+        ),
+        LeaderboardItem(
+            leaderboard_id="season-1",
+            name="Season 1",
+            period=Period.SEASON,
+            starts_at=day - timedelta(days=30),
+            ends_at=day + timedelta(days=60),
+            created_at=at,
+        ),
+        LeaderboardItem(
+            leaderboard_id=f"daily-{day:%Y-%m-%d}",
+            name=f"Daily {day:%Y-%m-%d}",
+            period=Period.DAILY,
+            starts_at=day,
+            ends_at=day + timedelta(days=1),
+            created_at=at,
+        ),
+    ]
+
+
+def _plays(rng: random.Random, player_id: str, boards: list[LeaderboardItem]) -> list[Submission]:
+    plays: list[Submission] = []
+    for board in boards:
+        lap_times = board.sort_order is SortOrder.ASC
+        if lap_times:
+            count = rng.randint(0, 2)
+        elif board.period is Period.DAILY:
+            count = rng.randint(0, 1)
+        else:
+            count = rng.randint(1, 3)
+        for _ in range(count):
+            # Points come in tens, so equal scores (and shared ranks) are common.
+            score = rng.randint(55_000, 120_000) if lap_times else rng.randint(0, 5_000) * 10
+            game = "racer" if lap_times else "arena"
+            plays.append(
+                Submission(player_id, board.leaderboard_id, game, score, rng.randint(30, 900))
+            )
+    return plays
+
+
+async def seed(
+    db: Db, players: int, *, rng_seed: int = 42, concurrency: int = 16, progress: bool = True
+) -> SeedReport:
+    """Create the demo boards and ``players`` players with their plays. Safe to run again:
+    existing boards and players are kept, and further plays are added."""
+    rng = random.Random(rng_seed)
+    at = now()
+    boards = demo_boards(at)
+    for board in boards:
+        await _ignore(ErrorCode.LEADERBOARD_EXISTS, create_leaderboard(db, board))
+    plays: list[Submission] = []
+    for n in range(1, players + 1):
+        player_id = f"player-{n:04d}"
+        name = f"{rng.choice(_ADJECTIVES)} {rng.choice(_CREATURES)} {n}"
+        player = PlayerItem(
+            player_id=player_id,
+            name=name,
+            email=f"{player_id}@demo.example",
+            created_at=at,
+            updated_at=at,
+        )
+        await _ignore(ErrorCode.PLAYER_EXISTS, create_player(db, player))
+        plays.extend(_plays(rng, player_id, boards))
+    rng.shuffle(plays)
+
+    gate = asyncio.Semaphore(concurrency)
+    with tqdm(total=len(plays), desc="seeding plays", unit="play", disable=not progress) as bar:
+
+        async def play(sub: Submission) -> None:
+            async with gate:
+                await submit_score(db, sub)
+            bar.update()
+
+        await asyncio.gather(*(play(sub) for sub in plays))
+    return SeedReport(players=players, plays=len(plays))
+
+
+async def _ignore(code: ErrorCode, write: Awaitable[object]) -> None:
+    try:
+        await write
+    except LeaderboardError as error:
+        if error.code is not code:
+            raise

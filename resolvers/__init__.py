@@ -1,0 +1,1 @@
+"""Resolve functions and per-request loaders between the GraphQL types and ``dynamo``."""

@@ -1,0 +1,74 @@
+"""Resolve functions for players: lookups, their boards, sessions and ranks, and creation."""
+
+from __future__ import annotations
+
+from dynamo import players, scores, sessions
+from dynamo.ids import new_session_id, validate_email, validate_id, validate_name
+from dynamo.players import PlayerItem
+from dynamo.scores import ScoreItem
+from dynamo.sessions import SessionItem
+from dynamo.table import Page, now
+from resolvers.context import Context
+from resolvers.loaders import RankInfo
+from resolvers.pagination import page_size
+
+__all__ = [
+    "create_player",
+    "resolve_best_score",
+    "resolve_player",
+    "resolve_player_by_email",
+    "resolve_player_scores",
+    "resolve_player_sessions",
+    "resolve_rank",
+]
+
+
+async def resolve_player(ctx: Context, player_id: str) -> PlayerItem | None:
+    return await ctx.loaders.player.load(validate_id(player_id, "id"))
+
+
+async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None:
+    player = await players.get_player_by_email(ctx.db, validate_email(email))
+    if player is not None:
+        ctx.loaders.player.prime(player.player_id, player)
+    return player
+
+
+async def resolve_best_score(ctx: Context, player_id: str, leaderboard_id: str) -> ScoreItem | None:
+    key = (player_id, validate_id(leaderboard_id, "leaderboardId"))
+    return await ctx.loaders.best_score.load(key)
+
+
+async def resolve_rank(ctx: Context, player_id: str, leaderboard_id: str) -> RankInfo | None:
+    key = (validate_id(player_id, "playerId"), validate_id(leaderboard_id, "leaderboardId"))
+    return await ctx.loaders.rank.load(key)
+
+
+async def resolve_player_scores(
+    ctx: Context, player_id: str, first: int | None, after: str | None
+) -> Page[ScoreItem]:
+    return await scores.player_scores(ctx.db, player_id, page_size(first), after)
+
+
+async def resolve_player_sessions(
+    ctx: Context, player_id: str, first: int | None, after: str | None
+) -> Page[SessionItem]:
+    return await sessions.player_sessions(ctx.db, player_id, page_size(first), after)
+
+
+async def create_player(ctx: Context, player_id: str | None, name: str, email: str) -> PlayerItem:
+    created = now()
+    player = PlayerItem(
+        player_id=validate_id(player_id, "id") if player_id is not None else _new_player_id(),
+        name=validate_name(name),
+        email=validate_email(email),
+        created_at=created,
+        updated_at=created,
+    )
+    await players.create_player(ctx.db, player)
+    ctx.loaders.player.prime(player.player_id, player)
+    return player
+
+
+def _new_player_id() -> str:
+    return f"p_{new_session_id().lower()}"

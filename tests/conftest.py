@@ -1,0 +1,134 @@
+"""Shared fixtures: one DynamoDB Local for the session, a fresh table and app per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from dynamo.metrics import CallCounter
+from dynamo.table import Db, create_table
+from gql.view import DB
+from leaderboard.app import CALLS, create_app
+from leaderboard.config import Settings, default_cache_dir
+from leaderboard.embedded import DynamoDBLocal
+from leaderboard.graphiql import ensure_graphiql_assets
+
+LOCAL_CREDENTIALS = ("local", "local")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint() -> Iterator[str]:
+    with DynamoDBLocal(default_cache_dir()) as local:
+        yield local.endpoint_url
+
+
+@dataclass
+class Api:
+    """A GraphQL client for one test's app, with the app's DynamoDB call counter."""
+
+    http: TestClient[Any, Any]
+
+    @property
+    def db(self) -> Db:
+        db: Db = self.http.app[DB]
+        return db
+
+    @property
+    def calls(self) -> dict[str, int]:
+        counter: CallCounter = self.http.app[CALLS]
+        return counter.snapshot()
+
+    def reset_calls(self) -> None:
+        self.http.app[CALLS].reset()
+
+    async def raw(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """POST a GraphQL request; returns the whole response body (data and errors)."""
+        response = await self.http.post("/graphql", json={"query": query, "variables": variables})
+        assert response.status == 200, await response.text()
+        body: dict[str, Any] = await response.json()
+        return body
+
+    async def gql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """POST a GraphQL request that must succeed; returns ``data``."""
+        body = await self.raw(query, variables)
+        assert "errors" not in body, body["errors"]
+        data: dict[str, Any] = body["data"]
+        return data
+
+    async def create_player(self, player_id: str, name: str | None = None) -> dict[str, Any]:
+        data = await self.gql(
+            """mutation($i: CreatePlayerInput!) { createPlayer(input: $i) {
+                player { id name email } errors { code message field } } }""",
+            {
+                "i": {
+                    "id": player_id,
+                    "name": name or player_id,
+                    "email": f"{player_id}@x.example",
+                }
+            },
+        )
+        payload: dict[str, Any] = data["createPlayer"]
+        assert payload["errors"] == [], payload
+        return payload
+
+    async def create_board(self, board_id: str, **fields: Any) -> dict[str, Any]:
+        data = await self.gql(
+            """mutation($i: CreateLeaderboardInput!) { createLeaderboard(input: $i) {
+                leaderboard { id sortOrder scoreWidth } errors { code message field } } }""",
+            {"i": {"id": board_id, "name": board_id, "period": "GLOBAL", **fields}},
+        )
+        payload: dict[str, Any] = data["createLeaderboard"]
+        assert payload["errors"] == [], payload
+        return payload
+
+    async def submit(
+        self, player_id: str, board_id: str, score: int, game_id: str = "game-1"
+    ) -> dict[str, Any]:
+        data = await self.gql(
+            """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
+                improved session { id score } score { score attainedAt }
+                errors { code message field } } }""",
+            {
+                "i": {
+                    "playerId": player_id,
+                    "leaderboardId": board_id,
+                    "gameId": game_id,
+                    "score": score,
+                }
+            },
+        )
+        payload: dict[str, Any] = data["submitScore"]
+        return payload
+
+
+@pytest.fixture
+def settings(dynamodb_endpoint: str) -> Settings:
+    return Settings(
+        endpoint_url=dynamodb_endpoint,
+        region="us-east-1",
+        table=f"t-{uuid.uuid4().hex[:12]}",
+        cursor_secret=b"test-cursor-secret-0123456789",
+    )
+
+
+async def _create(db: Db) -> None:
+    await create_table(db.client, db.table)
+
+
+@pytest.fixture(scope="session")
+def graphiql_assets() -> Any:
+    return ensure_graphiql_assets(default_cache_dir())
+
+
+@pytest.fixture
+async def api(settings: Settings, graphiql_assets: Any) -> AsyncIterator[Api]:
+    app = create_app(
+        settings, graphiql_assets=graphiql_assets, prepare=_create, credentials=LOCAL_CREDENTIALS
+    )
+    async with TestClient(TestServer(app)) as http:
+        yield Api(http)

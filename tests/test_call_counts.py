@@ -1,0 +1,104 @@
+"""DynamoDB calls per request: loaders batch, nothing is read twice, nothing per row."""
+
+from __future__ import annotations
+
+from dynamo.players import PlayerItem, create_player
+from dynamo.submit import Submission, submit_score
+from dynamo.table import now
+from tests.conftest import Api
+
+
+async def _populate(api: Api, players: int, boards: list[str]) -> None:
+    for board in boards:
+        await api.create_board(board)
+    for i in range(players):
+        t = now()
+        player = PlayerItem(
+            player_id=f"p{i:03d}",
+            name=f"P {i}",
+            email=f"p{i}@example.com",
+            created_at=t,
+            updated_at=t,
+        )
+        await create_player(api.db, player)
+        for board in boards:
+            await submit_score(
+                api.db,
+                Submission(player.player_id, board, game_id=f"g{i % 2}", score=(i * 7919) % 1000),
+            )
+
+
+async def test_top_100_with_player_names_is_one_query_and_one_batch_get(api: Api) -> None:
+    await _populate(api, 120, ["global"])
+    api.reset_calls()
+    data = await api.gql(
+        """{ leaderboard(id: "global") { name topScores(first: 100) {
+             edges { node { score player { name } } } } } }"""
+    )
+    assert len(data["leaderboard"]["topScores"]["edges"]) == 100
+    assert all(e["node"]["player"]["name"] for e in data["leaderboard"]["topScores"]["edges"])
+    # The board itself is one GetItem (AP9); the 100 entries one Query; their players one batch.
+    assert api.calls == {"GetItem": 1, "Query": 1, "BatchGetItem": 1}
+
+
+async def test_a_page_of_game_sessions_with_players_is_one_query_and_one_batch_get(
+    api: Api,
+) -> None:
+    await _populate(api, 30, ["global"])
+    api.reset_calls()
+    data = await api.gql(
+        '{ gameSessions(gameId: "g0", first: 20) { edges { node { score player { name } } } } }'
+    )
+    assert len(data["gameSessions"]["edges"]) == 15
+    assert api.calls == {"Query": 1, "BatchGetItem": 1}
+
+
+async def test_player_sessions_reuse_the_loaded_player(api: Api) -> None:
+    await _populate(api, 1, ["a", "b", "c"])
+    api.reset_calls()
+    await api.gql(
+        """{ player(id: "p000") { name sessions(first: 20) { edges { node { player { name } } } }
+        } }"""
+    )
+    assert api.calls == {"GetItem": 1, "Query": 1}
+
+
+async def test_submit_score_is_one_read_and_one_transaction(api: Api) -> None:
+    await _populate(api, 1, ["global"])
+    api.reset_calls()
+    result = await api.submit("p000", "global", 5)
+    assert result["errors"] == []
+    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1}
+
+
+async def test_submit_score_with_rank_adds_only_the_count(api: Api) -> None:
+    await _populate(api, 5, ["global"])
+    api.reset_calls()
+    data = await api.gql(
+        """mutation { submitScore(input: {playerId: "p003", leaderboardId: "global",
+             gameId: "g", score: 999}) {
+             improved score { score leaderboard { id entryCount } } rank { rank total }
+             errors { code } } }"""
+    )
+    payload = data["submitScore"]
+    assert payload["improved"] is True
+    assert payload["rank"] == {"rank": 1, "total": 5}
+    assert payload["score"]["leaderboard"] == {"id": "global", "entryCount": 5}
+    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1}
+
+
+async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api: Api) -> None:
+    await _populate(api, 4, ["a", "b", "c"])
+    api.reset_calls()
+    data = await api.gql(
+        """{ player(id: "p002") {
+             ra: rank(leaderboardId: "a") { rank total score { score } }
+             rb: rank(leaderboardId: "b") { rank total }
+             rc: rank(leaderboardId: "c") { rank total }
+             ba: bestScore(leaderboardId: "a") { score } } }"""
+    )
+    player = data["player"]
+    assert player["ra"]["score"] == player["ba"]
+    # One GetItem for the player, one BatchGetItem for the three boards, then per board one
+    # GSI1 Query for the entry (shared by rank and bestScore) and one COUNT Query.
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 6}

@@ -1,0 +1,176 @@
+"""The real `leaderboard` command, run as a subprocess the way a newcomer runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderboard.config import default_cache_dir
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "leaderboard.cli"]
+TOP = (
+    '{ leaderboard(id: "global") { entryCount topScores(first: 5) { edges { node { score '
+    "player { name } } } } } }"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["LEADERBOARD_CACHE_DIR"] = str(default_cache_dir())
+    env.update(extra)
+    return env
+
+
+def _get(url: str, accept: str = "application/json") -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def _graphql(base: str, query: str) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{base}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body: dict[str, Any] = json.loads(response.read())
+    assert "errors" not in body, body
+    return body["data"]  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _serving(*args: str, cwd: Path) -> Iterator[tuple[str, Path]]:
+    """Run `leaderboard serve` until healthy; yields its base URL and its output file."""
+    port = _free_port()
+    output = cwd / f"serve-{port}.log"
+    with open(output, "w") as sink:
+        process = subprocess.Popen(
+            [*CLI, "serve", "--port", str(port), *args],
+            cwd=cwd,
+            env=_env(),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, output.read_text()
+            try:
+                if _get(f"{base}/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the service did not become healthy"
+            time.sleep(0.2)
+        yield base, output
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert process.returncode == 0, output.read_text()
+
+
+def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with _serving("--data-dir", str(data_dir), "--demo-players", "25", cwd=tmp_path) as (
+        base,
+        output,
+    ):
+        status, health = _get(f"{base}/healthz")
+        assert status == 200
+        assert json.loads(health)["status"] == "ok"
+
+        status, page = _get(f"{base}/graphql", accept="text/html")
+        assert status == 200
+        assert "/graphiql/assets/graphiql.min.js" in page
+        assert "unpkg.com" not in page
+        assert "jsdelivr" not in page
+        status, script = _get(f"{base}/graphiql/assets/graphiql.min.js", accept="*/*")
+        assert status == 200
+        assert len(script) > 100_000
+
+        top = _graphql(base, TOP)["leaderboard"]
+        assert top["entryCount"] == 25
+        scores = [e["node"]["score"] for e in top["topScores"]["edges"]]
+        assert len(scores) == 5
+        assert scores == sorted(scores, reverse=True)
+        assert all(e["node"]["player"]["name"] for e in top["topScores"]["edges"])
+        _graphql(
+            base,
+            'mutation { submitScore(input: {playerId: "player-0001", leaderboardId: "global", '
+            'gameId: "arena", score: 9999999}) { improved } }',
+        )
+    assert f"GraphiQL:  {base}/graphql" in output.read_text()
+
+    # A restart on the same data folder keeps everything and loads no second set of demo data.
+    with _serving("--data-dir", str(data_dir), cwd=tmp_path) as (base, _):
+        top = _graphql(base, TOP)["leaderboard"]
+        assert top["entryCount"] == 25
+        assert top["topScores"]["edges"][0]["node"]["score"] == 9999999
+
+
+def test_create_table_and_seed_against_a_configured_endpoint(
+    dynamodb_endpoint: str, tmp_path: Path
+) -> None:
+    env = _env(
+        AWS_ENDPOINT_URL_DYNAMODB=dynamodb_endpoint,
+        AWS_ACCESS_KEY_ID="local",
+        AWS_SECRET_ACCESS_KEY="local",
+        AWS_REGION="eu-west-1",
+        LEADERBOARD_TABLE="cli-seeded",
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    first, again = run("create-table"), run("create-table")
+    assert first.returncode == 0, first.stderr
+    assert "created" in first.stdout
+    assert "already exists" in again.stdout
+    seeded = run("seed", "--players", "12")
+    assert seeded.returncode == 0, seeded.stderr
+    assert "players=12" in seeded.stdout
+    assert "seeding plays" in seeded.stderr  # the progress bar
+    assert not (tmp_path / ".data").exists()  # a configured endpoint starts no DynamoDB
+
+
+def test_export_schema_prints_the_committed_schema() -> None:
+    result = subprocess.run(
+        [*CLI, "export-schema"], capture_output=True, text=True, timeout=60, env=_env()
+    )
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "schema.graphql").read_text()

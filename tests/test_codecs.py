@@ -1,0 +1,74 @@
+"""Key codecs and cursors, without a table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dynamo.cursors import CursorCodec, CursorShape
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.ids import validate_email, validate_id
+from dynamo.leaderboards import SortOrder
+from dynamo.scores import rank_value, tie_value
+
+
+def test_rank_value_pads_and_orders_like_numbers() -> None:
+    values = [0, 7, 95, 100, 1500, 9_999_999_999]
+    encoded = [rank_value(v, 10, SortOrder.DESC) for v in values]
+    assert encoded[2:4] == ["0000000095", "0000000100"]
+    assert sorted(encoded) == encoded
+    assert {len(e) for e in encoded} == {10}
+
+
+def test_rank_value_inverts_for_ascending_boards() -> None:
+    assert rank_value(0, 5, SortOrder.ASC) == "99999"
+    assert rank_value(99_999, 5, SortOrder.ASC) == "00000"
+    times = [58_250, 59_000, 61_500]
+    encoded = [rank_value(t, 7, SortOrder.ASC) for t in times]
+    assert sorted(encoded, reverse=True) == encoded  # faster = larger = better
+
+
+def test_tie_value_sorts_earlier_attainment_higher() -> None:
+    t = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+    earlier, later = tie_value(t), tie_value(t + timedelta(milliseconds=1))
+    assert earlier > later
+    assert len(earlier) == 13
+    assert int(earlier) == 9_999_999_999_999 - int(t.timestamp() * 1000)
+
+
+@pytest.mark.parametrize("bad", ["", "a#b", "a b", "x" * 65, "é", "a/b", "a\n"])
+def test_ids_outside_the_key_grammar_are_rejected(bad: str) -> None:
+    with pytest.raises(LeaderboardError) as raised:
+        validate_id(bad, "id")
+    assert raised.value.code is ErrorCode.INVALID_ID
+
+
+def test_valid_ids_and_emails() -> None:
+    assert validate_id("Season_3.daily-01", "id") == "Season_3.daily-01"
+    assert validate_email("  Ann@Example.COM ") == "ann@example.com"
+
+
+SHAPE = CursorShape(exact={"pk": "LEADERBOARD#b"}, prefixes={"sk": "SCORE#"})
+
+
+def test_cursor_round_trip_and_rejections() -> None:
+    codec = CursorCodec(b"0123456789abcdef")
+    key = {"pk": "LEADERBOARD#b", "sk": "SCORE#0000000001#1#p"}
+    cursor = codec.encode(key)
+    assert codec.decode(cursor, SHAPE) == key
+    other_secret = CursorCodec(b"fedcba9876543210")
+    wrong_board = codec.encode({"pk": "LEADERBOARD#b2", "sk": "SCORE#1"})
+    wrong_range = codec.encode({"pk": "LEADERBOARD#b", "sk": "#METADATA"})
+    extra = codec.encode({**key, "gsi1pk": "PLAYER#p"})
+    for bad, reader in [
+        (cursor, other_secret),
+        (wrong_board, codec),
+        (wrong_range, codec),
+        (extra, codec),
+        ("x" * 2000, codec),
+        ("!!!.???", codec),
+    ]:
+        with pytest.raises(LeaderboardError) as raised:
+            reader.decode(bad, SHAPE)
+        assert raised.value.code is ErrorCode.INVALID_CURSOR

@@ -1,0 +1,79 @@
+"""After submissions through GraphQL, the table holds exactly the keys of the design."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import Api
+from tests.scan import scan_items
+
+ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
+
+
+async def test_scan_shows_the_designed_keys(api: Api) -> None:
+    await api.create_player("alice")
+    await api.create_board("global", scoreWidth=6)
+    await api.create_board("laps", sortOrder="ASC", scoreWidth=5)
+    first = await api.submit("alice", "global", 1234, game_id="arena")
+    await api.submit("alice", "global", 99, game_id="arena")
+    lap = await api.submit("alice", "laps", 4321, game_id="racer")
+
+    rows = {(i["pk"], i["sk"]): i for i in await scan_items(api.db)}
+    sessions = {k: v for k, v in rows.items() if k[1].startswith("SESSION#")}
+    assert len(sessions) == 3
+    for (pk, sk), item in sessions.items():
+        assert pk == "PLAYER#alice"
+        assert re.fullmatch(f"SESSION#{ULID}", sk)
+        assert item["gsi2pk"] == f"GAME#{item['gameId']}"
+        assert item["gsi2sk"] == sk
+        assert "gsi1pk" not in item
+
+    player = rows[("PLAYER#alice", "#METADATA")]
+    assert (player["gsi1pk"], player["gsi1sk"]) == (
+        "PLAYER_EMAIL#alice@x.example",
+        "PLAYER#alice",
+    )
+    assert (player["lifetimeScore"], player["gamesPlayed"]) == (1234 + 99 + 4321, 3)
+
+    for board in ("global", "laps"):
+        meta = rows[(f"LEADERBOARD#{board}", "#METADATA")]
+        assert meta["entryCount"] == 1
+        assert not {"gsi1pk", "gsi2pk"} & set(meta)
+
+    scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
+    assert len(scores) == 2
+    ((global_key, global_score),) = [(k, v) for k, v in scores.items() if "global" in k[0]]
+    ((laps_key, laps_score),) = [(k, v) for k, v in scores.items() if "laps" in k[0]]
+    # DESC board: the score padded to width 6. ASC board: 10^5 - 1 - 4321 padded to width 5.
+    assert re.fullmatch(r"SCORE#001234#\d{13}#alice", global_key[1])
+    assert re.fullmatch(r"SCORE#95678#\d{13}#alice", laps_key[1])
+    assert (global_score["gsi1pk"], global_score["gsi1sk"]) == ("PLAYER#alice", "SCORE#global")
+    assert (laps_score["gsi1pk"], laps_score["gsi1sk"]) == ("PLAYER#alice", "SCORE#laps")
+    assert global_score["sessionId"] == first["session"]["id"]
+    assert laps_score["sessionId"] == lap["session"]["id"]
+    tie = int(global_key[1].split("#")[2])
+    assert 9_999_999_999_999 - tie == global_score_millis(global_score["attainedAt"])
+
+    guards = {k: v for k, v in rows.items() if k[1].startswith("ENTRY#")}
+    assert set(guards) == {("PLAYER#alice", "ENTRY#global"), ("PLAYER#alice", "ENTRY#laps")}
+    assert guards[("PLAYER#alice", "ENTRY#global")]["scoreSk"] == global_key[1]
+    assert rows[("PLAYER_EMAIL#alice@x.example", "#CLAIM")]["playerId"] == "alice"
+
+    designed = (
+        set(sessions)
+        | set(scores)
+        | set(guards)
+        | {
+            ("PLAYER#alice", "#METADATA"),
+            ("LEADERBOARD#global", "#METADATA"),
+            ("LEADERBOARD#laps", "#METADATA"),
+            ("PLAYER_EMAIL#alice@x.example", "#CLAIM"),
+        }
+    )
+    assert set(rows) == designed
+
+
+def global_score_millis(attained_at: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(attained_at).timestamp() * 1000)

@@ -1,0 +1,48 @@
+"""The committed schema.graphql is exactly what the code exports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphql import build_schema
+
+from gql.schema import schema
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_schema_matches_the_code() -> None:
+    committed = (ROOT / "schema.graphql").read_text()
+    assert committed == schema.as_str() + "\n", "run `make schema` and commit schema.graphql"
+
+
+def test_contract_names_are_present() -> None:
+    sdl = build_schema((ROOT / "schema.graphql").read_text())
+    query = sdl.query_type
+    mutation = sdl.mutation_type
+    assert query is not None
+    assert mutation is not None
+    assert set(query.fields) == {
+        "player",
+        "playerByEmail",
+        "leaderboard",
+        "session",
+        "gameSessions",
+    }
+    assert set(mutation.fields) == {"createPlayer", "createLeaderboard", "submitScore"}
+    for name in (
+        "Player",
+        "Leaderboard",
+        "Score",
+        "Session",
+        "Rank",
+        "ScoreConnection",
+        "SessionConnection",
+        "SubmitScorePayload",
+        "UserError",
+        "Long",
+        "DateTime",
+        "LeaderboardPeriod",
+        "SortOrder",
+    ):
+        assert name in sdl.type_map, name
