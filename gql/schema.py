@@ -9,10 +9,11 @@ from graphql import GraphQLError
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
+from gql.connections import AFTER, FIRST, Connection, connection
 from gql.errors import ErrorCodes, log_unexpected
 from gql.mutations import Mutation
 from gql.scalars import SCALARS
-from gql.types import AFTER, FIRST, Connection, Leaderboard, Player, Session, connection
+from gql.types import Leaderboard, Player, Session
 from resolvers import leaderboards, players, sessions
 from resolvers.context import Context
 

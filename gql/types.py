@@ -3,9 +3,8 @@ for anything it does not hold itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Generic, TypeVar
+from typing import Annotated
 
 import strawberry
 from strawberry.types import Info
@@ -14,22 +13,13 @@ from dynamo.leaderboards import LeaderboardItem, Period, SortOrder
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import Item, Page
+from gql.connections import AFTER, FIRST, Connection, connection
 from gql.scalars import Long
 from resolvers import leaderboards, players
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
 
-__all__ = [
-    "Connection",
-    "Leaderboard",
-    "PageInfo",
-    "Player",
-    "Rank",
-    "Score",
-    "Session",
-    "connection",
-]
+__all__ = ["Leaderboard", "Player", "Rank", "Score", "Session"]
 
 strawberry.enum(
     Period,
@@ -41,51 +31,6 @@ strawberry.enum(
     name="SortOrder",
     description="Which scores are better: DESC, higher is better; ASC, lower (a time) is better.",
 )
-
-FIRST = "How many items to return: 0 to 100, default 20."
-AFTER = "Return the items after this cursor (an endCursor or edge cursor of this list)."
-
-T = TypeVar("T")
-
-
-@strawberry.type(description="Where a page of a list ends. Lists page forward only.")
-class PageInfo:
-    has_next_page: bool = strawberry.field(description="Whether items follow this page.")
-    has_previous_page: bool = strawberry.field(
-        description="Always false: lists are paged forward from the start with first/after."
-    )
-    start_cursor: str | None = strawberry.field(description="The cursor of the first item.")
-    end_cursor: str | None = strawberry.field(
-        description="The cursor of the last item; pass it as `after` for the next page."
-    )
-
-
-@strawberry.type(description="An item of a list with its cursor.")
-class Edge(Generic[T]):
-    cursor: str = strawberry.field(description="Opaque position of this item in its list.")
-    node: T = strawberry.field(description="The item.")
-
-
-@strawberry.type(description="A page of a list (GraphQL Cursor Connections).")
-class Connection(Generic[T]):
-    edges: list[Edge[T]] = strawberry.field(description="The items of this page, in order.")
-    page_info: PageInfo = strawberry.field(description="Where this page ends.")
-
-
-ItemT = TypeVar("ItemT", bound=Item)
-
-
-def connection(page: Page[ItemT], wrap: Callable[[ItemT], T]) -> Connection[T]:
-    edges = [Edge(cursor=c, node=wrap(i)) for i, c in zip(page.items, page.cursors, strict=True)]
-    return Connection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=False,
-            start_cursor=page.cursors[0] if page.cursors else None,
-            end_cursor=page.end_cursor,
-        ),
-    )
 
 
 @strawberry.type(description="A player: profile and lifetime statistics.")

@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import aioboto3
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
 from dynamo.table import Db, create_table
 from gql.view import DB
@@ -132,3 +134,26 @@ async def api(settings: Settings, graphiql_assets: Any) -> AsyncIterator[Api]:
     )
     async with TestClient(TestServer(app)) as http:
         yield Api(http)
+
+
+@dataclass
+class Table:
+    """Direct access to a fresh table, for tests of the ``dynamo`` layer."""
+
+    db: Db
+    counter: CallCounter
+
+
+@pytest.fixture
+async def table(settings: Settings) -> AsyncIterator[Table]:
+    session = aioboto3.Session()
+    async with session.client(
+        "dynamodb",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=LOCAL_CREDENTIALS[0],
+        aws_secret_access_key=LOCAL_CREDENTIALS[1],
+    ) as client:
+        await create_table(client, settings.table)
+        db = Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+        yield Table(db=db, counter=CallCounter(client))

@@ -1,0 +1,120 @@
+"""The dynamo layer on large items: paging past DynamoDB's 1 MB and 16 MB response limits."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
+from dynamo.players import get_players, player_key
+from dynamo.scores import ScoreItem, count_better, score_keys, top_scores
+from dynamo.table import Db, batch_get, serialize
+from tests.conftest import Table
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+async def _write(db: Db, items: list[dict[str, Any]]) -> None:
+    for i in range(0, len(items), 25):
+        request: Any = {
+            db.table: [{"PutRequest": {"Item": serialize(it)}} for it in items[i : i + 25]]
+        }
+        while request:
+            response = await db.client.batch_write_item(RequestItems=request)
+            request = response.get("UnprocessedItems") or {}
+
+
+async def _board_with_entries(
+    db: Db, scores: list[int], filler: int, order: SortOrder = SortOrder.DESC
+) -> tuple[LeaderboardItem, list[ScoreItem]]:
+    board = LeaderboardItem(
+        leaderboard_id="big", name="big", period=Period.GLOBAL, sort_order=order, created_at=T0
+    )
+    await create_leaderboard(db, board)
+    entries = [
+        ScoreItem(
+            leaderboard_id="big",
+            player_id=f"p{i:05d}",
+            score=s,
+            attained_at=T0 + timedelta(milliseconds=i),
+            session_id=None,
+        )
+        for i, s in enumerate(scores)
+    ]
+    await _write(
+        db,
+        [{**score_keys(board, e), **e.attributes(), "filler": "x" * filler} for e in entries],
+    )
+    return board, entries
+
+
+async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) -> None:
+    rng = random.Random(3)
+    scores = [rng.randint(0, 300) for _ in range(1200)]
+    board, entries = await _board_with_entries(table.db, scores, filler=3000)  # ~3.6 MB
+    probes = [*rng.sample(entries, 5), min(entries, key=lambda e: e.score)]
+    for entry in probes:
+        table.counter.reset()
+        better = await count_better(table.db, board, entry)
+        assert better == sum(1 for s in scores if s > entry.score)
+        if better * 3000 > 2_100_000:
+            assert table.counter.snapshot()["Query"] >= 3
+
+
+async def test_ascending_rank_counts_lower_scores_as_better(table: Table) -> None:
+    scores = [50, 10, 30, 10, 70]
+    board, entries = await _board_with_entries(table.db, scores, 0, order=SortOrder.ASC)
+    assert [await count_better(table.db, board, e) for e in entries] == [3, 0, 2, 0, 4]
+
+
+async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(table: Table) -> None:
+    scores = list(range(150))
+    await _board_with_entries(table.db, scores, filler=25_000)  # 100 items = 2.5 MB
+    table.counter.reset()
+    page = await top_scores(table.db, "big", 100, None)
+    assert [e.score for e in page.items] == list(range(149, 49, -1))
+    assert page.has_next is True
+    assert table.counter.snapshot()["Query"] >= 3
+    rest = await top_scores(table.db, "big", 100, page.end_cursor)
+    assert [e.score for e in rest.items] == list(range(49, -1, -1))
+    assert rest.has_next is False
+
+
+async def test_batch_get_chunks_by_100_keeps_order_and_reports_missing(table: Table) -> None:
+    ids = [f"p{i:03d}" for i in range(250)]
+    await _write(
+        table.db,
+        [
+            {
+                "pk": player_key(p)[0],
+                "sk": player_key(p)[1],
+                "playerId": p,
+                "name": p,
+                "email": f"{p}@x.example",
+                "createdAt": "2026-11-01T00:00:00Z",
+                "updatedAt": "2026-11-01T00:00:00Z",
+            }
+            for p in ids[::2]
+        ],
+    )
+    wanted = [*reversed(ids), "p000", "p002"]
+    table.counter.reset()
+    found = await get_players(table.db, wanted)
+    assert table.counter.snapshot() == {"BatchGetItem": 3}
+    assert [p.player_id if p else None for p in found] == [
+        p if int(p[1:]) % 2 == 0 else None for p in wanted
+    ]
+
+
+async def test_batch_get_retries_unprocessed_keys(table: Table) -> None:
+    # 60 items of 350 KB: one BatchGetItem response is capped at 16 MB, so DynamoDB returns
+    # part of the keys as UnprocessedKeys and the reader must ask again.
+    keys = [(f"BLOB#{i}", "#METADATA") for i in range(60)]
+    for pk, sk in keys:
+        blob = {"pk": pk, "sk": sk, "blob": "b" * 350_000}
+        await table.db.client.put_item(TableName=table.db.table, Item=serialize(blob))
+    table.counter.reset()
+    found = await batch_get(table.db, keys)
+    assert set(found) == set(keys)
+    assert table.counter.snapshot()["BatchGetItem"] >= 2
