@@ -14,8 +14,8 @@ __all__ = ["DB", "DEFAULT_QUERY", "LeaderboardView"]
 DB = web.AppKey("db", Db)
 
 DEFAULT_QUERY = """\
-# The top 10 of the demo board, with each player's name and rank.
-# Press the run button (or Ctrl-Enter).
+# Top 10 of the demo board, with player names.
+# Run it with the play button or Ctrl-Enter.
 query TopTen {
   leaderboard(id: "global") {
     name
