@@ -6,6 +6,7 @@ from typing import Annotated
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
@@ -66,6 +67,8 @@ class LeaderboardSchema(strawberry.Schema):
 schema = LeaderboardSchema(
     query=Query,
     mutation=Mutation,
-    extensions=[ErrorCodes],
+    # Parsing and validating a document is the largest fixed cost of a request; clients send
+    # the same few operations again and again, so both results are kept (bounded LRU).
+    extensions=[ErrorCodes, lambda: ParserCache(maxsize=256), lambda: ValidationCache(maxsize=256)],
     config=StrawberryConfig(scalar_map=SCALARS),
 )
