@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install serve test lint typecheck pytest schema clean
+.PHONY: install serve test lint typecheck pytest schema bench clean
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,9 @@ test: lint typecheck pytest
 
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
+
+bench: install
+	$(BIN)/python -m bench.access_patterns
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

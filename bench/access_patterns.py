@@ -1,0 +1,114 @@
+"""Latency of every access pattern through HTTP/GraphQL, next to the raw DynamoDB calls it needs.
+
+``python -m bench.access_patterns [--entries 1000 10000] [--requests 200] [--out bench/results]``
+
+For each board size the benchmark creates a fresh table in an in-memory DynamoDB Local, loads
+one board with that many players (one play each), serves the real application on a loopback
+TCP port and, operation by operation, alternates a GraphQL request over HTTP with the aioboto3
+calls the same access pattern needs, sent on the application's own DynamoDB client. It reports
+p50/p95/p99 latency, the raw p50, their ratio, and the DynamoDB calls of a request, printed as
+Markdown and written to ``access_patterns.json`` and ``access_patterns.md`` in ``--out``.
+
+Boards up to :data:`SUBMIT_PATH_MAX` entries are loaded through ``submit_score``; larger ones
+with BatchWriteItem, writing the very items the submission path writes.
+
+This module is the command line; the benchmark itself is in :mod:`bench.runner` (the run),
+:mod:`bench.stack` (the served app), :mod:`bench.workload`, :mod:`bench.items` and
+:mod:`bench.loading` (the board and how it is loaded), :mod:`bench.operations`,
+:mod:`bench.raw_calls`, :mod:`bench.raw_submit` and :mod:`bench.raw_dynamo` (each operation and
+its raw counterpart), :mod:`bench.measure` (timing and statistics) and :mod:`bench.report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.items import bulk_items
+from bench.loading import SUBMIT_PATH_MAX
+from bench.measure import BoardResult, OperationResult
+from bench.report import machine_info, report_footer, report_header, write_results
+from bench.runner import run
+from leaderboard.config import default_cache_dir
+from leaderboard.embedded import DynamoDBLocal
+
+__all__ = [
+    "SUBMIT_PATH_MAX",
+    "BoardResult",
+    "OperationResult",
+    "bulk_items",
+    "main",
+    "run",
+]
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.access_patterns",
+        description="Latency of every access pattern through HTTP/GraphQL and as raw DynamoDB"
+        " calls, against an in-memory DynamoDB Local.",
+    )
+    parser.add_argument(
+        "--entries", type=int, nargs="+", default=[1000, 10000], help="board sizes to load"
+    )
+    parser.add_argument(
+        "--requests", type=int, default=200, help="measured requests per operation and size"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=None, help="unrecorded requests first (default requests/10)"
+    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
+    parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
+    args = parser.parse_args(argv)
+    if any(n < 1 for n in args.entries) or args.requests < 1:
+        parser.error("--entries and --requests must be positive")
+    if args.warmup is None:
+        args.warmup = max(5, args.requests // 10)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark as the command line ``argv`` asks; the exit status."""
+    args = _parse(argv)
+    started = time.perf_counter()
+    with DynamoDBLocal(default_cache_dir()) as local:
+        machine = machine_info(local)
+        header = report_header(machine, requests=args.requests, warmup=args.warmup)
+        print(header, flush=True)
+        boards = asyncio.run(
+            run(
+                local.endpoint_url,
+                args.entries,
+                requests=args.requests,
+                warmup=args.warmup,
+                seed=args.seed,
+            )
+        )
+    total = time.perf_counter() - started
+    footer = report_footer(total)
+    print(footer, flush=True)
+
+    settings = {
+        "entries": args.entries,
+        "requests": args.requests,
+        "warmup": args.warmup,
+        "seed": args.seed,
+        "submit_path_max": SUBMIT_PATH_MAX,
+    }
+    write_results(
+        args.out,
+        machine=machine,
+        settings=settings,
+        boards=boards,
+        total_seconds=total,
+        header=header,
+        footer=footer,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

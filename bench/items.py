@@ -1,0 +1,120 @@
+"""The table items a submission writes, built directly for the bulk loader and raw calls.
+
+:func:`bulk_items` yields exactly what creating a player and submitting its first play leaves
+in the table, so a board loaded with BatchWriteItem matches one loaded through submit_score.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from bench.workload import new_player
+from dynamo import players
+from dynamo.entries import EntryItem, entry_key
+from dynamo.leaderboards import LeaderboardItem
+from dynamo.players import PlayerItem
+from dynamo.plays import Submission
+from dynamo.scores import ScoreItem, score_keys, score_sk
+from dynamo.sessions import SessionItem, session_keys
+
+__all__ = [
+    "bulk_items",
+    "claim_item",
+    "guard_item",
+    "player_item",
+    "score_item",
+    "session_item",
+]
+
+
+def player_item(player: PlayerItem) -> dict[str, Any]:
+    """The Player item, keys included."""
+    return {
+        "pk": players.PK.format(player_id=player.player_id),
+        "sk": players.SK,
+        "gsi1pk": players.GSI1PK.format(email=player.email),
+        "gsi1sk": players.GSI1SK.format(player_id=player.player_id),
+        **player.attributes(),
+    }
+
+
+def claim_item(player: PlayerItem) -> dict[str, Any]:
+    """The item that reserves the player's e-mail address."""
+    return {
+        "pk": players.CLAIM_PK.format(email=player.email),
+        "sk": players.CLAIM_SK,
+        "playerId": player.player_id,
+    }
+
+
+def session_item(session: SessionItem) -> dict[str, Any]:
+    """The Session item, keys included."""
+    return {**session_keys(session), **session.attributes()}
+
+
+def score_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
+    """The Score item of ``entry`` on ``board``, keys included."""
+    return {**score_keys(board, entry), **entry.attributes()}
+
+
+def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
+    """The entry guard that points at the player's Score item on ``board``; it expires with
+    the board (``ttl``, left out on boards that never expire)."""
+    guard = EntryItem(
+        player_id=entry.player_id,
+        leaderboard_id=board.leaderboard_id,
+        score=entry.score,
+        attained_at=entry.attained_at,
+        session_id=entry.session_id,
+        score_sk=score_sk(board, entry),
+        ttl=board.ttl,
+    )
+    pk, sk = entry_key(entry.player_id, board.leaderboard_id)
+    return {"pk": pk, "sk": sk, **guard.attributes()}
+
+
+def bulk_items(
+    board: LeaderboardItem, sub: Submission, at: datetime, session_id: str
+) -> list[dict[str, Any]]:
+    """Every item that creating the player and then submitting ``sub`` as its first play on
+    ``board`` at ``at`` leaves in the table: the player (with the play counted in), its e-mail
+    claim, the session, the entry guard and the Score item.
+
+    ``sub`` must name ``board`` as its only board, and no family or submission id (which
+    would write a submission record); the board's ``entryCount`` is the loader's to set.
+    """
+    if (
+        sub.leaderboard_ids != (board.leaderboard_id,)
+        or sub.family_ids
+        or sub.submission_id is not None
+    ):
+        raise ValueError(f"bulk_items loads plays on {board.leaderboard_id!r} alone: {sub}")
+    player = new_player(sub.player_id, at).model_copy(
+        update={"lifetime_score": sub.score, "games_played": 1}
+    )
+    session = SessionItem(
+        session_id=session_id,
+        player_id=sub.player_id,
+        game_id=sub.game_id,
+        score=sub.score,
+        duration_sec=sub.duration_sec,
+        played_at=at,
+        leaderboard_id=board.leaderboard_id,
+        leaderboard_ids=[board.leaderboard_id],
+    )
+    entry = ScoreItem(
+        leaderboard_id=board.leaderboard_id,
+        player_id=sub.player_id,
+        score=sub.score,
+        attained_at=at,
+        session_id=session_id,
+        ttl=board.ttl,
+    )
+    return [
+        player_item(player),
+        claim_item(player),
+        session_item(session),
+        guard_item(board, entry),
+        score_item(board, entry),
+    ]

@@ -1,0 +1,153 @@
+"""Timing and statistics: one operation measured against its raw counterpart, and the result
+records of an operation and of a whole board."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from bench.operations import Operation
+from bench.workload import Variables
+from dynamo.metrics import CallCounter
+
+__all__ = [
+    "BenchError",
+    "BoardResult",
+    "OperationResult",
+    "format_calls",
+    "measure",
+]
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """The latencies and DynamoDB calls of one operation on one board size."""
+
+    name: str
+    query: str
+    samples: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    raw_p50_ms: float
+    raw_p95_ms: float
+    raw_p99_ms: float
+    ratio: float
+    """Service p50 over raw p50."""
+    calls: str
+    """The DynamoDB calls of the last GraphQL request, e.g. ``GetItem+Query+BatchGetItem``."""
+    raw_calls: str
+    """The calls of the last raw execution, for comparison."""
+    call_patterns: dict[str, int]
+    """Every call pattern seen over the measured GraphQL requests, with how often."""
+
+
+@dataclass(frozen=True)
+class BoardResult:
+    """One board size: how it was loaded, how long loading and measuring took, and the result
+    of every operation."""
+
+    entries: int
+    load_method: str
+    load_seconds: float
+    measure_seconds: float
+    operations: list[OperationResult]
+
+
+def format_calls(calls: Mapping[str, int]) -> str:
+    """Call counts as ``GetItem+Query+BatchGetItem``, in the order first called; a name called
+    more than once carries its count (``Query`` twice reads ``Query×2``)."""  # noqa: RUF002
+    return (
+        "+".join(
+            name if n == 1 else f"{name}\N{MULTIPLICATION SIGN}{n}" for name, n in calls.items()
+        )
+        or "-"
+    )
+
+
+def _percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+    if len(samples) == 1:
+        return samples[0], samples[0], samples[0]
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49], cuts[94], cuts[98]
+
+
+class BenchError(RuntimeError):
+    """A benchmarked request failed or returned something other than what was asked for."""
+
+
+async def _post(http: aiohttp.ClientSession, url: str, query: str, variables: Variables) -> Any:
+    async with http.post(url, json={"query": query, "variables": variables}) as response:
+        status = response.status
+        body: Any = await response.json()
+    if status != 200 or "errors" in body:
+        raise BenchError(f"HTTP {status}: {json.dumps(body)[:500]}")
+    return body["data"]
+
+
+async def measure(
+    op: Operation,
+    *,
+    http: aiohttp.ClientSession,
+    url: str,
+    counter: CallCounter,
+    rng: random.Random,
+    requests: int,
+    warmup: int,
+) -> OperationResult:
+    """Alternate GraphQL request and raw calls on the same variables, swapping which goes
+    first on every iteration; the first ``warmup`` iterations are not recorded."""
+    service: list[float] = []
+    raw: list[float] = []
+    calls: dict[str, int] = {}
+    raw_calls: dict[str, int] = {}
+    patterns: Counter[str] = Counter()
+    for i in range(warmup + requests):
+        variables = op.pick(rng)
+        for via_service in (True, False) if i % 2 == 0 else (False, True):
+            counter.reset()
+            start = time.perf_counter()
+            if via_service:
+                data = await _post(http, url, op.query, variables)
+            else:
+                await op.raw(variables)
+            elapsed = (time.perf_counter() - start) * 1000
+            snapshot = counter.snapshot()
+            if via_service:
+                if not op.check(data):
+                    raise BenchError(f"{op.name}: unexpected response {json.dumps(data)[:500]}")
+                calls = snapshot
+            else:
+                raw_calls = snapshot
+            if i < warmup:
+                continue
+            if via_service:
+                service.append(elapsed)
+                patterns[format_calls(snapshot)] += 1
+            else:
+                raw.append(elapsed)
+    p50, p95, p99 = _percentiles(service)
+    raw_p50, raw_p95, raw_p99 = _percentiles(raw)
+    return OperationResult(
+        name=op.name,
+        query=op.query,
+        samples=requests,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        raw_p50_ms=raw_p50,
+        raw_p95_ms=raw_p95,
+        raw_p99_ms=raw_p99,
+        ratio=p50 / raw_p50,
+        calls=format_calls(calls),
+        raw_calls=format_calls(raw_calls),
+        call_patterns=dict(patterns.most_common()),
+    )

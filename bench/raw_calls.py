@@ -1,0 +1,153 @@
+"""The raw aioboto3 counterpart of every benchmarked access pattern.
+
+Each method of :class:`RawCalls` takes the GraphQL variables of a request and sends the
+DynamoDB calls that the service sends for it, on the application's own client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bench.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
+from bench.raw_submit import raw_submit_score
+from bench.workload import TOP_N, Variables
+from dynamo import players, scores, sessions
+from dynamo.leaderboards import LeaderboardItem, SortOrder, board_key
+from dynamo.players import player_key
+from dynamo.scores import SCORE_RANGE_END, board_pk, rank_value
+from dynamo.sessions import session_key
+from dynamo.table import GSI1, GSI2, Db, serialize
+
+__all__ = ["SCORE_RANGE_END", "RawCalls"]
+
+
+class RawCalls:
+    """The aioboto3 calls of each access pattern, as the service issues them, minus GraphQL,
+    HTTP, validation, loaders and item models."""
+
+    def __init__(self, db: Db, board: LeaderboardItem) -> None:
+        self.db = db
+        self.board = board
+
+    async def top_scores(self, v: Variables) -> None:
+        await raw_get(self.db, board_key(v["id"]))
+        page = await raw_query(
+            self.db,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=serialize(
+                {":pk": board_pk(v["id"]), ":prefix": scores.SK_PREFIX}
+            ),
+            ScanIndexForward=False,
+            Limit=TOP_N + 1,
+        )
+        ids = [item["playerId"]["S"] for item in items_of(page)[:TOP_N]]
+        await raw_batch_get(self.db, [player_key(p) for p in ids])
+
+    async def player(self, v: Variables) -> None:
+        await raw_get(self.db, player_key(v["id"]))
+
+    async def player_by_email(self, v: Variables) -> None:
+        await raw_query(
+            self.db,
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk",
+            ExpressionAttributeValues=serialize({":pk": players.GSI1PK.format(email=v["email"])}),
+            Limit=1,
+        )
+
+    async def _best(self, player_id: str, board_id: str) -> Any:
+        return await raw_query(
+            self.db,
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk AND gsi1sk = :sk",
+            ExpressionAttributeValues=serialize(
+                {
+                    ":pk": scores.GSI1PK.format(player_id=player_id),
+                    ":sk": scores.GSI1SK.format(leaderboard_id=board_id),
+                }
+            ),
+            Limit=1,
+        )
+
+    async def best_score(self, v: Variables) -> None:
+        await raw_get(self.db, player_key(v["id"]))
+        await self._best(v["id"], v["board"])
+
+    async def player_scores(self, v: Variables) -> None:
+        await raw_get(self.db, player_key(v["id"]))
+        await raw_query(
+            self.db,
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues=serialize(
+                {":pk": scores.GSI1PK.format(player_id=v["id"]), ":prefix": scores.SK_PREFIX}
+            ),
+            ScanIndexForward=True,
+            Limit=21,
+        )
+
+    async def player_sessions(self, v: Variables) -> None:
+        await raw_get(self.db, player_key(v["id"]))
+        await raw_query(
+            self.db,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=serialize(
+                {":pk": sessions.PK.format(player_id=v["id"]), ":prefix": sessions.SK_PREFIX}
+            ),
+            ScanIndexForward=False,
+            Limit=11,
+        )
+
+    async def session(self, v: Variables) -> None:
+        await raw_get(self.db, session_key(v["playerId"], v["sessionId"]))
+
+    async def game_sessions(self, v: Variables) -> None:
+        page = await raw_query(
+            self.db,
+            IndexName=GSI2,
+            KeyConditionExpression="gsi2pk = :pk",
+            ExpressionAttributeValues=serialize({":pk": sessions.GSI2PK.format(game_id=v["game"])}),
+            ScanIndexForward=False,
+            Limit=21,
+        )
+        ids = [item["playerId"]["S"] for item in items_of(page)[:20]]
+        await raw_batch_get(self.db, [player_key(p) for p in ids])
+
+    async def leaderboard(self, v: Variables) -> None:
+        await raw_get(self.db, board_key(v["id"]))
+
+    async def rank(self, v: Variables) -> None:
+        player_id, board_id = v["id"], v["board"]
+        await raw_get(self.db, player_key(player_id))
+        best, board = await asyncio.gather(
+            self._best(player_id, board_id), raw_get(self.db, board_key(board_id))
+        )
+        entry = items_of(best)[0]
+        assert board is not None
+        own = rank_value(
+            int(entry["score"]["N"]),
+            int(board["scoreWidth"]["N"]),
+            SortOrder(board["sortOrder"]["S"]),
+        )
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
+            "ExpressionAttributeValues": serialize(
+                {
+                    ":pk": board_pk(board_id),
+                    ":lo": f"{scores.SK_PREFIX}{own}$",
+                    ":hi": SCORE_RANGE_END,
+                }
+            ),
+            "Select": "COUNT",
+        }
+        while True:
+            response = await raw_query(self.db, **kwargs)
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            kwargs["ExclusiveStartKey"] = last
+
+    async def submit_score(self, v: Variables) -> None:
+        """See :func:`~bench.raw_submit.raw_submit_score`."""
+        await raw_submit_score(self.db, self.board, v)

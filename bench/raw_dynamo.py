@@ -1,0 +1,55 @@
+"""Thin aioboto3 helpers for the raw counterparts: GetItem, BatchGetItem and Query on the
+benchmark table, with low-level (typed-attribute) items in and out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dynamo.table import BATCH_GET_LIMIT, Db, Key
+
+__all__ = ["items_of", "raw_batch_get", "raw_get", "raw_key", "raw_query"]
+
+
+def raw_key(key: Key) -> dict[str, Any]:
+    """A ``(pk, sk)`` pair as a low-level DynamoDB key."""
+    return {"pk": {"S": key[0]}, "sk": {"S": key[1]}}
+
+
+async def raw_get(db: Db, key: Key, *, consistent: bool = False) -> dict[str, Any] | None:
+    """GetItem of one key; ``None`` when there is no such item."""
+    response = await db.client.get_item(
+        TableName=db.table, Key=raw_key(key), ConsistentRead=consistent
+    )
+    item: dict[str, Any] | None = response.get("Item")
+    return item
+
+
+async def raw_batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) -> list[Any]:
+    """GetItem for one distinct key, BatchGetItem (UnprocessedKeys followed) for several."""
+    unique = list(dict.fromkeys(keys))
+    if len(unique) == 1:
+        item = await raw_get(db, unique[0], consistent=consistent)
+        return [item] if item is not None else []
+    found: list[Any] = []
+    for start in range(0, len(unique), BATCH_GET_LIMIT):
+        chunk = unique[start : start + BATCH_GET_LIMIT]
+        request: Any = {
+            db.table: {"Keys": [raw_key(k) for k in chunk], "ConsistentRead": consistent}
+        }
+        while request:
+            response = await db.client.batch_get_item(RequestItems=request)
+            found.extend(response.get("Responses", {}).get(db.table, []))
+            request = response.get("UnprocessedKeys") or {}
+    return found
+
+
+async def raw_query(db: Db, **kwargs: Any) -> Any:
+    """One Query page on the benchmark table."""
+    return await db.client.query(TableName=db.table, **kwargs)
+
+
+def items_of(response: Any) -> list[Any]:
+    """The items of a Query response."""
+    items: list[Any] = response.get("Items", [])
+    return items

@@ -1,0 +1,77 @@
+"""The embedded stack: the real application served on a loopback TCP port, backed by a fresh
+table in the DynamoDB Local the benchmark started."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from dynamo.metrics import CallCounter
+from dynamo.table import Db, create_table
+from gql.view import DB
+from leaderboard.app import CALLS, create_app
+from leaderboard.config import Settings
+from leaderboard.embedded import DynamoDBLocal
+
+__all__ = [
+    "CREDENTIALS",
+    "CURSOR_SECRET",
+    "REGION",
+    "ServedApp",
+    "dynamodb_local_version",
+    "served_app",
+]
+
+CURSOR_SECRET = b"bench-cursor-secret-0123456789"
+CREDENTIALS = ("local", "local")
+REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class ServedApp:
+    """A running application: its GraphQL URL, its DynamoDB client and its call counter."""
+
+    url: str
+    db: Db
+    counter: CallCounter
+
+
+async def _create_table(db: Db) -> None:
+    await create_table(db.client, db.table)
+
+
+@asynccontextmanager
+async def served_app(endpoint_url: str, table: str) -> AsyncIterator[ServedApp]:
+    """Serve the application on 127.0.0.1 (any free port) with ``table``, created at start-up,
+    in the DynamoDB at ``endpoint_url``; the server is cleaned up on leaving the block."""
+    settings = Settings(
+        endpoint_url=endpoint_url, region=REGION, table=table, cursor_secret=CURSOR_SECRET
+    )
+    app = create_app(settings, credentials=CREDENTIALS, prepare=_create_table)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = int(runner.addresses[0][1])
+        yield ServedApp(f"http://127.0.0.1:{port}/graphql", app[DB], app[CALLS])
+    finally:
+        await runner.cleanup()
+
+
+def dynamodb_local_version(local: DynamoDBLocal) -> str:
+    """The version DynamoDB Local printed at start-up, from its log."""
+    port = urlsplit(local.endpoint_url).port
+    try:
+        text = local.log_path.read_text(errors="replace")
+    except OSError:
+        return "unknown"
+    marker = f"--- DynamoDB Local on port {port}:"
+    start = text.rfind(marker)
+    found = re.search(r"^Version:\s*(\S+)", text[start:], re.MULTILINE) if start >= 0 else None
+    return found.group(1) if found else "unknown"
