@@ -11,11 +11,13 @@ read, which is what keeps "only the best" exact when submissions race.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from dynamo.table import Item, Key
+from dynamo.scores import ScoreItem, best_score
+from dynamo.table import Db, Item, Key, batch_get, parse
 
-__all__ = ["EntryItem", "entry_key"]
+__all__ = ["EntryItem", "as_score", "current_entries", "entry_key"]
 
 PK = "PLAYER#{player_id}"
 SK = "ENTRY#{leaderboard_id}"
@@ -28,7 +30,34 @@ class EntryItem(Item):
     attained_at: datetime
     session_id: str | None = None
     score_sk: str
+    ttl: int | None = None
 
 
 def entry_key(player_id: str, leaderboard_id: str) -> Key:
     return (PK.format(player_id=player_id), SK.format(leaderboard_id=leaderboard_id))
+
+
+def as_score(entry: EntryItem) -> ScoreItem:
+    return ScoreItem(
+        leaderboard_id=entry.leaderboard_id,
+        player_id=entry.player_id,
+        score=entry.score,
+        attained_at=entry.attained_at,
+        session_id=entry.session_id,
+        ttl=entry.ttl,
+    )
+
+
+async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[ScoreItem | None]:
+    """Entries by (playerId, leaderboardId), one result per pair, in order, None where missing.
+
+    One pair is AP4 (a GSI1 Query); several are read from their entry guards in one
+    BatchGetItem per 100, which holds the same data.
+    """
+    if len(pairs) == 1:
+        return [await best_score(db, *pairs[0])]
+    found = await batch_get(db, [entry_key(p, b) for p, b in pairs])
+    return [
+        as_score(parse(EntryItem, found[entry_key(p, b)])) if entry_key(p, b) in found else None
+        for p, b in pairs
+    ]

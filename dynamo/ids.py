@@ -15,10 +15,13 @@ __all__ = [
     "validate_id",
     "validate_name",
     "validate_session_id",
+    "validate_submission_id",
 ]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 # Pragmatic address check: one @, no whitespace or control characters, a dot in the domain.
 _EMAIL = re.compile(r"[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+")
 _MAX_EMAIL = 254
@@ -61,6 +64,17 @@ def validate_name(value: str, field: str = "name") -> str:
             field,
         )
     return name
+
+
+def validate_submission_id(value: str) -> str:
+    """A ULID (returned upper-case) or a UUID (returned lower-case); INVALID_ID otherwise."""
+    if _ULID.fullmatch(value):
+        return value.upper()
+    if _UUID.fullmatch(value):
+        return value.lower()
+    raise LeaderboardError(
+        ErrorCode.INVALID_ID, "submissionId must be a ULID or a UUID", "submissionId"
+    )
 
 
 def new_session_id() -> str:

@@ -20,6 +20,7 @@ from dynamo.table import Db, Item, Key, batch_get, parse, serialize
 __all__ = [
     "MAX_SCORE_WIDTH",
     "LeaderboardItem",
+    "Operator",
     "Period",
     "SortOrder",
     "board_key",
@@ -50,15 +51,29 @@ class SortOrder(StrEnum):
     """Lower is better (times, strokes)."""
 
 
+class Operator(StrEnum):
+    BEST = "BEST"
+    """The entry is the player's best score."""
+    LATEST = "LATEST"
+    """The entry is the player's latest score."""
+    INCREMENT = "INCREMENT"
+    """The entry is the sum of the player's scores."""
+
+
 class LeaderboardItem(Item):
     leaderboard_id: str
     name: str
     period: Period
     sort_order: SortOrder = SortOrder.DESC
+    operator: Operator = Operator.BEST
     score_width: int = 10
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     entry_count: int = 0
+    family_id: str | None = None
+    """The family that owns this board, for the concrete boards of a periodic family."""
+    ttl: int | None = None
+    """Epoch seconds after which DynamoDB may delete the board (periodic boards only)."""
     created_at: datetime
 
     @property

@@ -1,4 +1,4 @@
-"""Score items: AP3 (top N), AP4 (a player's best), AP5 (a player's boards), AP10 (rank).
+"""Score items: AP3 (top N), AP4 (a player's best), AP5 (a player's boards).
 
 Keys::
 
@@ -13,20 +13,18 @@ scores the earlier one sorts first in a descending read.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
 
 from dynamo.cursors import CursorShape
 from dynamo.leaderboards import LeaderboardItem, SortOrder
-from dynamo.table import GSI1, Db, Item, Page, count, parse, query_page, serialize
+from dynamo.table import GSI1, Db, Item, Page, parse, query_page, serialize
 
 __all__ = [
+    "SCORE_RANGE_END",
+    "SK_PREFIX",
     "ScoreItem",
     "best_score",
-    "best_scores",
-    "count_better",
+    "board_pk",
     "player_scores",
     "rank_value",
     "score_keys",
@@ -41,10 +39,11 @@ SK_PREFIX = "SCORE#"
 GSI1PK = "PLAYER#{player_id}"
 GSI1SK = "SCORE#{leaderboard_id}"
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TIE_MAX = 9_999_999_999_999
 _TIE_WIDTH = 13
-# Sorts after every "SCORE#..." sort key: the upper bound of the score range.
-_SCORE_RANGE_END = "SCORE$"
+SCORE_RANGE_END = "SCORE$"
+"""Sorts after every ``SCORE#...`` sort key: the upper bound of the score range."""
 
 
 class ScoreItem(Item):
@@ -53,6 +52,8 @@ class ScoreItem(Item):
     score: int
     attained_at: datetime
     session_id: str | None = None
+    ttl: int | None = None
+    """Set on the entries of periodic boards, which expire with their board."""
 
 
 def rank_value(score: int, width: int, order: SortOrder) -> str:
@@ -62,23 +63,28 @@ def rank_value(score: int, width: int, order: SortOrder) -> str:
 
 
 def tie_value(attained_at: datetime) -> str:
-    millis = int(attained_at.timestamp() * 1000)
+    millis = (attained_at - _EPOCH) // timedelta(milliseconds=1)
     return str(_TIE_MAX - millis).zfill(_TIE_WIDTH)
 
 
-def score_sk(board: LeaderboardItem, player_id: str, score: int, attained_at: datetime) -> str:
+def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
+    """The sort key of ``entry``'s Score item on ``board``."""
     return SK.format(
-        rank_value=rank_value(score, board.score_width, board.sort_order),
-        tie_value=tie_value(attained_at),
-        player_id=player_id,
+        rank_value=rank_value(entry.score, board.score_width, board.sort_order),
+        tie_value=tie_value(entry.attained_at),
+        player_id=entry.player_id,
     )
+
+
+def board_pk(leaderboard_id: str) -> str:
+    return PK.format(leaderboard_id=leaderboard_id)
 
 
 def score_keys(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
     """All four key attributes of the Score item for ``entry`` on ``board``."""
     return {
         "pk": PK.format(leaderboard_id=board.leaderboard_id),
-        "sk": score_sk(board, entry.player_id, entry.score, entry.attained_at),
+        "sk": score_sk(board, entry),
         "gsi1pk": GSI1PK.format(player_id=entry.player_id),
         "gsi1sk": GSI1SK.format(leaderboard_id=board.leaderboard_id),
     }
@@ -116,11 +122,6 @@ async def best_score(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem |
     return parse(ScoreItem, items[0]) if items else None
 
 
-async def best_scores(db: Db, pairs: Sequence[tuple[str, str]]) -> list[ScoreItem | None]:
-    """AP4 for several (playerId, leaderboardId) pairs, the Queries running concurrently."""
-    return list(await asyncio.gather(*(best_score(db, p, b) for p, b in pairs)))
-
-
 async def player_scores(db: Db, player_id: str, first: int, after: str | None) -> Page[ScoreItem]:
     """AP5: every board entry of the player, ordered by board id."""
     gsi1pk = GSI1PK.format(player_id=player_id)
@@ -138,18 +139,3 @@ async def player_scores(db: Db, player_id: str, first: int, after: str | None) -
         index=GSI1,
         descending=False,
     )
-
-
-async def count_better(db: Db, board: LeaderboardItem, entry: ScoreItem) -> int:
-    """AP10: how many entries on the board have a strictly better score than ``entry``.
-
-    A COUNT Query over the sort keys above ``SCORE#<rankValue>`` (every tie value of the same
-    rank value excluded), paged through LastEvaluatedKey to the end.
-    """
-    own = rank_value(entry.score, board.score_width, board.sort_order)
-    values: dict[str, Any] = {
-        ":pk": PK.format(leaderboard_id=board.leaderboard_id),
-        ":lo": f"{SK_PREFIX}{own}$",
-        ":hi": _SCORE_RANGE_END,
-    }
-    return await count(db, key_condition="pk = :pk AND sk BETWEEN :lo AND :hi", values=values)

@@ -40,6 +40,10 @@ class SessionItem(Item):
     duration_sec: int | None = None
     played_at: datetime
     leaderboard_id: str | None = None
+    """The first board the play was submitted to."""
+    leaderboard_ids: list[str] = []
+    """Every board the play was submitted to."""
+    submission_id: str | None = None
 
 
 def session_key(player_id: str, session_id: str) -> Key:

@@ -1,11 +1,11 @@
-"""Score submission: one play recorded in one conditional TransactWriteItems.
+"""Score submission: one play recorded on one or more boards in ONE TransactWriteItems.
 
-Per submission: put the Session, add to the player's stats, and, when the score enters the
-board (first entry or strictly better), move the entry guard, delete the old Score item and
-put the new one, counting the player into the board's ``entryCount`` on a first entry. The
-guard's condition makes a race with another submission of the same player cancel the
-transaction instead of losing a better score; a cancelled transaction is retried with a fresh
-read a bounded number of times.
+A play is read (one consistent BatchGetItem: the player, each board and the player's entry
+guard on it, and the submission record when the client names the submission), decided per
+board by the board's operator, then written at once: the Session, the player's statistics,
+each board's entry change, and the submission record. Conditions make a race with another
+submission of the same player cancel the transaction rather than lose an update; a cancelled
+transaction is read again and retried a bounded number of times. Nothing is half-written.
 """
 
 from __future__ import annotations
@@ -20,58 +20,32 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from dynamo.entries import EntryItem, entry_key
+from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.ids import new_session_id, validate_id
+from dynamo.families import concrete_board, get_families, period_window
+from dynamo.ids import new_session_id
 from dynamo.leaderboards import LeaderboardItem, board_key
-from dynamo.players import PlayerItem, player_key
-from dynamo.scores import ScoreItem, rank_value, score_keys
+from dynamo.players import player_key
+from dynamo.plays import BoardResult, Submission, SubmitResult, validated
 from dynamo.sessions import SessionItem, session_keys
+from dynamo.submissions import SubmissionRecord, fingerprint, record_of, replay, submission_key
 from dynamo.table import Db, batch_get, now, parse, serialize
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import TransactWriteItemTypeDef
 
-__all__ = ["MAX_DURATION_SEC", "Submission", "SubmitResult", "submit_score"]
+__all__ = ["submit_score"]
 
 MAX_ATTEMPTS = 12
-MAX_DURATION_SEC = 2_147_483_647
 _BACKOFF_BASE = 0.005
 _BACKOFF_CAP = 0.25
 
 
 @dataclass(frozen=True)
-class Submission:
-    player_id: str
+class _Target:
     leaderboard_id: str
-    game_id: str
-    score: int
-    duration_sec: int | None = None
-
-
-@dataclass(frozen=True)
-class SubmitResult:
-    session: SessionItem
-    entry: ScoreItem
-    """The player's entry on the board after this submission (new or unchanged)."""
-    improved: bool
-    board: LeaderboardItem
-    """The board as it is after this submission (its entryCount included)."""
-    player: PlayerItem
-    """The player with this submission's session counted in."""
-
-
-def _validate(sub: Submission) -> None:
-    validate_id(sub.player_id, "playerId")
-    validate_id(sub.leaderboard_id, "leaderboardId")
-    validate_id(sub.game_id, "gameId")
-    if sub.score < 0:
-        raise LeaderboardError(ErrorCode.SCORE_OUT_OF_RANGE, "score must not be negative", "score")
-    if sub.duration_sec is not None and not 0 <= sub.duration_sec <= MAX_DURATION_SEC:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"durationSec must be between 0 and {MAX_DURATION_SEC}",
-            "durationSec",
-        )
+    template: LeaderboardItem | None
+    """For a family's board: the board as its first play creates it."""
 
 
 class _Retry(Exception):
@@ -82,55 +56,74 @@ async def submit_score(
     db: Db, sub: Submission, *, clock: Callable[[], datetime] = now
 ) -> SubmitResult:
     """Record one play. Raises LeaderboardError for anything the caller got wrong."""
-    _validate(sub)
-    session_id = new_session_id()
+    sub = validated(sub)
     at = clock()
-    for attempt in range(MAX_ATTEMPTS):
-        try:
-            return await _attempt(db, sub, session_id, at, attempt)
-        except _Retry:
-            delay = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
-            await asyncio.sleep(random.uniform(0, delay))
+    targets = await _targets(db, sub, at)
+    digest = fingerprint(
+        player_id=sub.player_id,
+        game_id=sub.game_id,
+        score=sub.score,
+        duration_sec=sub.duration_sec,
+        leaderboard_ids=sub.leaderboard_ids,
+        family_ids=sub.family_ids,
+    )
+    session_id = new_session_id()
+    async with db.players.hold(sub.player_id):
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                return await _attempt(db, sub, targets, digest, session_id, at, attempt)
+            except _Retry:
+                delay = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
+                await asyncio.sleep(random.uniform(0, delay))
     raise LeaderboardError(
         ErrorCode.SUBMISSION_CONFLICT,
         "too many concurrent submissions for this player; nothing was recorded, retry later",
     )
 
 
+async def _targets(db: Db, sub: Submission, at: datetime) -> list[_Target]:
+    """The boards of the play: the named ones, then each family's board of the period of ``at``."""
+    targets = {b: _Target(b, None) for b in sub.leaderboard_ids}
+    families = await get_families(db, sub.family_ids) if sub.family_ids else []
+    for family_id, family in zip(sub.family_ids, families, strict=True):
+        if family is None:
+            raise LeaderboardError(
+                ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard family {family_id!r}", "familyIds"
+            )
+        window = period_window(family, at)
+        if window is None:
+            raise LeaderboardError(
+                ErrorCode.LEADERBOARD_CLOSED,
+                f"family {family_id!r} has no period open at this time",
+                "familyIds",
+            )
+        targets.setdefault(
+            window.leaderboard_id,
+            _Target(window.leaderboard_id, concrete_board(family, window, at)),
+        )
+    return list(targets.values())
+
+
 async def _attempt(
-    db: Db, sub: Submission, session_id: str, at: datetime, attempt: int
+    db: Db,
+    sub: Submission,
+    targets: list[_Target],
+    digest: str,
+    session_id: str,
+    at: datetime,
+    attempt: int,
 ) -> SubmitResult:
-    pkey, bkey, ekey = (
-        player_key(sub.player_id),
-        board_key(sub.leaderboard_id),
-        entry_key(sub.player_id, sub.leaderboard_id),
-    )
-    found = await batch_get(db, [pkey, bkey, ekey], consistent=True)
+    pkey = player_key(sub.player_id)
+    rkey = submission_key(sub.player_id, sub.submission_id) if sub.submission_id else None
+    keys = [pkey, *(k for t in targets for k in _target_keys(sub.player_id, t))]
+    found = await batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True)
+    if rkey is not None and rkey in found:
+        return replay(parse(SubmissionRecord, found[rkey]), sub, digest)
     if pkey not in found:
         raise LeaderboardError(
             ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
         )
-    if bkey not in found:
-        raise LeaderboardError(
-            ErrorCode.LEADERBOARD_NOT_FOUND,
-            f"no leaderboard {sub.leaderboard_id!r}",
-            "leaderboardId",
-        )
-    player = parse(PlayerItem, found[pkey])
-    board = parse(LeaderboardItem, found[bkey])
-    old = parse(EntryItem, found[ekey]) if ekey in found else None
-    if sub.score > board.max_score:
-        raise LeaderboardError(
-            ErrorCode.SCORE_OUT_OF_RANGE,
-            f"score must be between 0 and {board.max_score} on this board",
-            "score",
-        )
-    if not board.is_open(at):
-        raise LeaderboardError(
-            ErrorCode.LEADERBOARD_CLOSED,
-            "the leaderboard is not open at this time",
-            "leaderboardId",
-        )
+    changes = [_decide(found, sub, t, session_id, at) for t in targets]
 
     session = SessionItem(
         session_id=session_id,
@@ -139,17 +132,10 @@ async def _attempt(
         score=sub.score,
         duration_sec=sub.duration_sec,
         played_at=at,
-        leaderboard_id=sub.leaderboard_id,
+        leaderboard_id=targets[0].leaderboard_id,
+        leaderboard_ids=[t.leaderboard_id for t in targets],
+        submission_id=sub.submission_id,
     )
-    candidate = ScoreItem(
-        leaderboard_id=sub.leaderboard_id,
-        player_id=sub.player_id,
-        score=sub.score,
-        attained_at=at,
-        session_id=session_id,
-    )
-    improved = old is None or _better(board, candidate.score, old.score)
-
     roles: list[str] = []
     items: list[TransactWriteItemTypeDef] = []
 
@@ -157,93 +143,14 @@ async def _attempt(
         roles.append(role)
         items.append(op)
 
-    add("session", _put({**session_keys(session), **session.attributes()}, db.table, new=True))
-    add(
-        "player",
-        {
-            "Update": {
-                "TableName": db.table,
-                "Key": serialize({"pk": pkey[0], "sk": pkey[1]}),
-                "UpdateExpression": (
-                    "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one"
-                ),
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeValues": serialize(
-                    {":now": at.isoformat().replace("+00:00", "Z"), ":score": sub.score, ":one": 1}
-                ),
-            }
-        },
-    )
-    board_pk = serialize({"pk": bkey[0], "sk": bkey[1]})
-    if old is None:
-        add(
-            "board",
-            {
-                "Update": {
-                    "TableName": db.table,
-                    "Key": board_pk,
-                    "UpdateExpression": "ADD entryCount :one",
-                    "ConditionExpression": "attribute_exists(pk)",
-                    "ExpressionAttributeValues": serialize({":one": 1}),
-                }
-            },
-        )
-    else:
-        add(
-            "board",
-            {
-                "ConditionCheck": {
-                    "TableName": db.table,
-                    "Key": board_pk,
-                    "ConditionExpression": "attribute_exists(pk)",
-                }
-            },
-        )
-    entry = candidate
-    if improved:
-        keys = score_keys(board, candidate)
-        guard = EntryItem(
-            player_id=sub.player_id,
-            leaderboard_id=sub.leaderboard_id,
-            score=candidate.score,
-            attained_at=at,
-            session_id=session_id,
-            score_sk=keys["sk"],
-        )
-        guard_item = {"pk": ekey[0], "sk": ekey[1], **guard.attributes()}
-        if old is None:
-            add("entry", _put(guard_item, db.table, new=True))
-        else:
-            add(
-                "entry",
-                {
-                    "Put": {
-                        "TableName": db.table,
-                        "Item": serialize(guard_item),
-                        "ConditionExpression": "scoreSk = :old",
-                        "ExpressionAttributeValues": serialize({":old": old.score_sk}),
-                    }
-                },
-            )
-            add(
-                "old_score",
-                {
-                    "Delete": {
-                        "TableName": db.table,
-                        "Key": serialize({"pk": keys["pk"], "sk": old.score_sk}),
-                    }
-                },
-            )
-        add("score", _put({**keys, **candidate.attributes()}, db.table, new=True))
-    else:
-        assert old is not None
-        entry = ScoreItem(
-            leaderboard_id=sub.leaderboard_id,
-            player_id=sub.player_id,
-            score=old.score,
-            attained_at=old.attained_at,
-            session_id=old.session_id,
-        )
+    add("session", _put_new(db.table, {**session_keys(session), **session.attributes()}))
+    add("player", _count_play(db.table, sub, at))
+    if rkey is not None:
+        record = record_of(sub, digest, session, changes)
+        add("record", _put_new(db.table, {"pk": rkey[0], "sk": rkey[1], **record.attributes()}))
+    for change in changes:
+        for role, op in entry_write_items(db.table, change):
+            add(role, op)
 
     try:
         await db.client.transact_write_items(
@@ -252,51 +159,99 @@ async def _attempt(
     except ClientError as error:
         _raise_for_cancellation(error, roles, sub)
         raise
-    stats = player.model_copy(
-        update={
-            "lifetime_score": player.lifetime_score + sub.score,
-            "games_played": player.games_played + 1,
-            "updated_at": at,
-        }
+    return SubmitResult(
+        session=session,
+        boards=[
+            BoardResult(
+                leaderboard_id=c.board.leaderboard_id,
+                entry=c.entry,
+                improved=c.changed,
+                board=c.board
+                if c.old is not None
+                else c.board.model_copy(update={"entry_count": c.board.entry_count + 1}),
+            )
+            for c in changes
+        ],
     )
-    if old is None:
-        board = board.model_copy(update={"entry_count": board.entry_count + 1})
-    return SubmitResult(session=session, entry=entry, improved=improved, board=board, player=stats)
 
 
-def _better(board: LeaderboardItem, new: int, old: int) -> bool:
-    width, order = board.score_width, board.sort_order
-    return rank_value(new, width, order) > rank_value(old, width, order)
+def _target_keys(player_id: str, target: _Target) -> list[tuple[str, str]]:
+    return [board_key(target.leaderboard_id), entry_key(player_id, target.leaderboard_id)]
 
 
-def _put(item: dict[str, Any], table: str, *, new: bool) -> Any:
-    put: dict[str, Any] = {"TableName": table, "Item": serialize(item)}
-    if new:
-        put["ConditionExpression"] = "attribute_not_exists(pk)"
-    return {"Put": put}
+def _decide(
+    found: dict[tuple[str, str], Any],
+    sub: Submission,
+    target: _Target,
+    session_id: str,
+    at: datetime,
+) -> EntryChange:
+    bkey, ekey = _target_keys(sub.player_id, target)
+    if bkey in found:
+        board = parse(LeaderboardItem, found[bkey])
+    elif target.template is not None:
+        board = target.template
+    else:
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_NOT_FOUND,
+            f"no leaderboard {target.leaderboard_id!r}",
+            "leaderboardIds",
+        )
+    if not board.is_open(at):
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_CLOSED,
+            f"leaderboard {board.leaderboard_id!r} is not open at this time",
+            "leaderboardIds",
+        )
+    old = parse(EntryItem, found[ekey]) if ekey in found else None
+    return entry_change(
+        board, old, player_id=sub.player_id, score=sub.score, at=at, session_id=session_id
+    )
+
+
+def _count_play(table: str, sub: Submission, at: datetime) -> dict[str, Any]:
+    pk, sk = player_key(sub.player_id)
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": serialize({"pk": pk, "sk": sk}),
+            "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeValues": serialize(
+                {":now": at.isoformat().replace("+00:00", "Z"), ":score": sub.score, ":one": 1}
+            ),
+        }
+    }
+
+
+def _put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": serialize(item),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
 
 
 def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submission) -> None:
-    """Turn a cancelled transaction into a domain error, or _Retry when it lost a race."""
+    """Turn a cancelled transaction into a domain error, or _Retry when it lost a race (an
+    identical submission that won is then found by the next read and replayed)."""
     if error.response["Error"]["Code"] != "TransactionCanceledException":
         return
     reasons = error.response.get("CancellationReasons", [])
-    failed = {
-        role: reason.get("Code")
+    failed = [
+        (role, reason.get("Code"))
         for role, reason in zip(roles, reasons, strict=False)
         if reason.get("Code") not in (None, "None")
-    }
-    if failed.get("player") == "ConditionalCheckFailed":
+    ]
+    if ("player", "ConditionalCheckFailed") in failed:
         raise LeaderboardError(
             ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
         ) from None
-    if failed.get("board") == "ConditionalCheckFailed":
+    if ("board", "ConditionalCheckFailed") in failed:
         raise LeaderboardError(
-            ErrorCode.LEADERBOARD_NOT_FOUND,
-            f"no leaderboard {sub.leaderboard_id!r}",
-            "leaderboardId",
+            ErrorCode.LEADERBOARD_NOT_FOUND, "a leaderboard of this play is gone", "leaderboardIds"
         ) from None
-    if not failed or all(
-        code in ("ConditionalCheckFailed", "TransactionConflict") for code in failed.values()
-    ):
+    if all(code in ("ConditionalCheckFailed", "TransactionConflict") for _, code in failed):
         raise _Retry from None

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 from dynamo.cursors import CursorCodec, CursorShape
+from dynamo.locks import KeyedLocks
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -25,12 +27,15 @@ __all__ = [
     "GSI1",
     "GSI2",
     "Db",
+    "ImmutableItems",
     "Item",
     "Key",
     "Page",
     "batch_get",
+    "batch_get_immutable",
     "create_table",
     "now",
+    "query_items",
     "query_page",
     "serialize",
 ]
@@ -60,6 +65,14 @@ class Item(BaseModel):
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore"
     )
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        """Every instant is kept in UTC; one without an offset is taken to be UTC."""
+        if isinstance(value, datetime):
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value
+
     def attributes(self) -> dict[str, Any]:
         """The plain (non-key) attributes as stored in DynamoDB, None-valued ones left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -68,13 +81,32 @@ class Item(BaseModel):
 M = TypeVar("M", bound=Item)
 
 
+class ImmutableItems:
+    """Raw items that never change once written (family definitions), kept per process."""
+
+    def __init__(self, max_items: int = 4096) -> None:
+        self._items: dict[Key, Any] = {}
+        self._max = max_items
+
+    def get(self, key: Key) -> Any | None:
+        return self._items.get(key)
+
+    def put(self, key: Key, raw: Any) -> None:
+        if len(self._items) < self._max:
+            self._items[key] = raw
+
+
 @dataclass(frozen=True)
 class Db:
-    """Everything an access-pattern function needs: the client, the table name, the cursor codec."""
+    """What an access-pattern function needs: the client, the table name, the cursor codec, and
+    the process's cache of immutable items and per-player queues."""
 
     client: DynamoDBClient
     table: str
     cursors: CursorCodec
+    immutable: ImmutableItems = field(default_factory=ImmutableItems)
+    players: KeyedLocks = field(default_factory=KeyedLocks)
+    """Queues the plays of each player within this process."""
 
 
 @dataclass(frozen=True)
@@ -95,15 +127,19 @@ def serialize(values: Mapping[str, Any]) -> dict[str, AttributeValueTypeDef]:
     return {k: _serializer.serialize(v) for k, v in values.items()}
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
-    """DynamoDB attribute values to Python values; numbers come back as int when integral."""
-    out: dict[str, Any] = {}
-    for k, v in item.items():
-        value = _deserializer.deserialize(v)
-        if not isinstance(value, str | bool | None) and value == int(value):
-            value = int(value)
-        out[k] = value
-    return out
+    """DynamoDB attribute values to Python values; integral numbers come back as int."""
+    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
 
 
 def parse(model: type[M], item: Mapping[str, Any]) -> M:
@@ -137,6 +173,15 @@ async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) ->
     return found
 
 
+async def batch_get_immutable(db: Db, keys: Sequence[Key]) -> dict[Key, Any]:
+    """batch_get for items that never change: each is read from the table once per process."""
+    found = {k: raw for k in keys if (raw := db.immutable.get(k)) is not None}
+    fetched = await batch_get(db, [k for k in keys if k not in found])
+    for k, raw in fetched.items():
+        db.immutable.put(k, raw)
+    return found | fetched
+
+
 async def _batch_get_chunk(db: Db, keys: Sequence[Key], consistent: bool) -> dict[Key, Any]:
     found: dict[Key, Any] = {}
     request: Any = {
@@ -157,6 +202,39 @@ async def _batch_get_chunk(db: Db, keys: Sequence[Key], consistent: bool) -> dic
     )
 
 
+async def query_items(
+    db: Db,
+    *,
+    key_condition: str,
+    values: Mapping[str, Any],
+    limit: int,
+    index: str | None = None,
+    descending: bool = True,
+    start: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` raw items of a key-condition Query, continuing past a 1 MB page."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {
+        "TableName": db.table,
+        "KeyConditionExpression": key_condition,
+        "ExpressionAttributeValues": serialize(values),
+        "ScanIndexForward": not descending,
+    }
+    if index is not None:
+        kwargs["IndexName"] = index
+    if start is not None:
+        kwargs["ExclusiveStartKey"] = {k: {"S": v} for k, v in start.items()}
+    while len(items) < limit:
+        kwargs["Limit"] = limit - len(items)
+        response = await db.client.query(**kwargs)
+        items.extend(response.get("Items", []))
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            break
+        kwargs["ExclusiveStartKey"] = last
+    return items
+
+
 async def query_page(
     db: Db,
     model: type[M],
@@ -175,26 +253,15 @@ async def query_page(
     or prefix (sort) it must have; a cursor of any other shape is rejected.
     """
     start = db.cursors.decode(after, cursor_shape) if after is not None else None
-    wanted = first + 1
-    raw_items: list[Mapping[str, Any]] = []
-    kwargs: dict[str, Any] = {
-        "TableName": db.table,
-        "KeyConditionExpression": key_condition,
-        "ExpressionAttributeValues": serialize(values),
-        "ScanIndexForward": not descending,
-    }
-    if index is not None:
-        kwargs["IndexName"] = index
-    while True:
-        kwargs["Limit"] = wanted - len(raw_items)
-        if start is not None:
-            kwargs["ExclusiveStartKey"] = {k: {"S": v} for k, v in start.items()}
-        response = await db.client.query(**kwargs)
-        raw_items.extend(response.get("Items", []))
-        last = response.get("LastEvaluatedKey")
-        if len(raw_items) >= wanted or not last:
-            break
-        start = {k: v["S"] for k, v in last.items()}
+    raw_items = await query_items(
+        db,
+        key_condition=key_condition,
+        values=values,
+        limit=first + 1,
+        index=index,
+        descending=descending,
+        start=start,
+    )
     shown = raw_items[:first]
     return Page(
         items=[parse(model, raw) for raw in shown],

@@ -1,105 +1,32 @@
-"""Mutations: inputs, payloads with typed errors, and their resolvers."""
+"""Mutations. Each validates fully before writing; errors come back in the payload."""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 import strawberry
 from strawberry.types import Info
 
 from dynamo.errors import LeaderboardError
-from dynamo.leaderboards import Period, SortOrder
-from dynamo.submit import SubmitResult
-from gql.errors import UserError, user_errors
-from gql.scalars import Long
-from gql.types import Leaderboard, Player, Rank, Score, Session
-from resolvers import leaderboards, players, submissions
+from gql.errors import user_errors
+from gql.families import LeaderboardFamily
+from gql.inputs import (
+    CreateLeaderboardFamilyInput,
+    CreateLeaderboardInput,
+    CreatePlayerInput,
+    SubmitScoreInput,
+)
+from gql.leaderboards import Leaderboard
+from gql.payloads import (
+    CreateLeaderboardFamilyPayload,
+    CreateLeaderboardPayload,
+    CreatePlayerPayload,
+    SubmitScorePayload,
+)
+from gql.players import Player
+from resolvers import families, leaderboards, players, submissions
 from resolvers.context import Context
+from resolvers.submissions import SubmitArguments
 
 __all__ = ["Mutation"]
-
-
-@strawberry.input(description="A new player.")
-class CreatePlayerInput:
-    id: strawberry.ID | None = strawberry.field(
-        default=None,
-        description="Id to use (1-64 of A-Z a-z 0-9 _ . -); a fresh one is generated if omitted.",
-    )
-    name: str = strawberry.field(description="Display name, 1-100 printable characters.")
-    email: str = strawberry.field(description="Login e-mail address; one player per address.")
-
-
-@strawberry.type(description="The result of createPlayer.")
-class CreatePlayerPayload:
-    player: Player | None = strawberry.field(description="The new player; null on error.")
-    errors: list[UserError] = strawberry.field(description="Why nothing was created, if so.")
-
-
-@strawberry.input(description="A new leaderboard. Its id, sort order and width never change.")
-class CreateLeaderboardInput:
-    id: strawberry.ID = strawberry.field(description="Board id (1-64 of A-Z a-z 0-9 _ . -).")
-    name: str = strawberry.field(description="Display name.")
-    period: Period = strawberry.field(description="How long the board runs.")
-    sort_order: SortOrder = strawberry.field(
-        default=SortOrder.DESC, description="Which scores are better."
-    )
-    score_width: int = strawberry.field(default=10, description="Digits a score may have, 1 to 15.")
-    starts_at: datetime | None = strawberry.field(
-        default=None, description="First instant scores are accepted."
-    )
-    ends_at: datetime | None = strawberry.field(
-        default=None, description="Instant from which scores are refused."
-    )
-
-
-@strawberry.type(description="The result of createLeaderboard.")
-class CreateLeaderboardPayload:
-    leaderboard: Leaderboard | None = strawberry.field(description="The new board; null on error.")
-    errors: list[UserError] = strawberry.field(description="Why nothing was created, if so.")
-
-
-@strawberry.input(description="One play of a game, submitted to one board.")
-class SubmitScoreInput:
-    player_id: strawberry.ID = strawberry.field(description="Who played.")
-    leaderboard_id: strawberry.ID = strawberry.field(description="The board to enter.")
-    game_id: strawberry.ID = strawberry.field(description="The game played.")
-    score: Long = strawberry.field(description="The score, 0 to 10^scoreWidth - 1 of the board.")
-    duration_sec: int | None = strawberry.field(
-        default=None, description="How long the play took, in seconds."
-    )
-
-
-@strawberry.type(description="The result of submitScore.")
-class SubmitScorePayload:
-    result: strawberry.Private[SubmitResult | None]
-    errors: list[UserError] = strawberry.field(description="Why nothing was recorded, if so.")
-
-    @strawberry.field(description="The session recorded for this play; null on error.")
-    def session(self) -> Session | None:
-        return Session(item=self.result.session) if self.result else None
-
-    @strawberry.field(
-        description="The player's entry on the board after this play: the new score if it "
-        "improved the entry, the standing one otherwise; null on error."
-    )
-    def score(self) -> Score | None:
-        return Score(item=self.result.entry) if self.result else None
-
-    @strawberry.field(
-        description="True when this play changed the board entry: the player's first score "
-        "there, or a strictly better one. An equal score is not an improvement."
-    )
-    def improved(self) -> bool:
-        return self.result.improved if self.result else False
-
-    @strawberry.field(description="The player's rank on the board after this play.")
-    async def rank(self, info: Info[Context, None]) -> Rank | None:
-        if self.result is None:
-            return None
-        rank = await players.resolve_rank(
-            info.context, self.result.entry.player_id, self.result.entry.leaderboard_id
-        )
-        return Rank.of(rank)
 
 
 @strawberry.type(description="Writes. Each validates fully before writing anything.")
@@ -109,12 +36,8 @@ class Mutation:
         self, info: Info[Context, None], input: CreatePlayerInput
     ) -> CreatePlayerPayload:
         try:
-            player = await players.create_player(
-                info.context,
-                str(input.id) if input.id is not None else None,
-                input.name,
-                input.email,
-            )
+            player_id = str(input.id) if input.id is not None else None
+            player = await players.create_player(info.context, player_id, input.name, input.email)
         except LeaderboardError as error:
             return CreatePlayerPayload(player=None, errors=user_errors(error))
         return CreatePlayerPayload(player=Player(item=player), errors=[])
@@ -130,6 +53,7 @@ class Mutation:
                 name=input.name,
                 period=input.period,
                 sort_order=input.sort_order,
+                operator=input.operator,
                 score_width=input.score_width,
                 starts_at=input.starts_at,
                 ends_at=input.ends_at,
@@ -138,22 +62,47 @@ class Mutation:
             return CreateLeaderboardPayload(leaderboard=None, errors=user_errors(error))
         return CreateLeaderboardPayload(leaderboard=Leaderboard(item=board), errors=[])
 
+    @strawberry.mutation(description="Create a periodic leaderboard family.")
+    async def create_leaderboard_family(
+        self, info: Info[Context, None], input: CreateLeaderboardFamilyInput
+    ) -> CreateLeaderboardFamilyPayload:
+        try:
+            family = await families.create_family(
+                info.context,
+                family_id=str(input.id),
+                name=input.name,
+                period=input.period,
+                timezone=input.timezone,
+                sort_order=input.sort_order,
+                operator=input.operator,
+                score_width=input.score_width,
+                season_start=input.season_start,
+                season_days=input.season_days,
+                retention_days=input.retention_days,
+            )
+        except LeaderboardError as error:
+            return CreateLeaderboardFamilyPayload(family=None, errors=user_errors(error))
+        return CreateLeaderboardFamilyPayload(family=LeaderboardFamily(item=family), errors=[])
+
     @strawberry.mutation(
-        description="Record one play: a session, the player's statistics, and the board entry "
-        "when the score improves it, all in one transaction."
+        description="Record one play: a session, the player's statistics, and the entry on each "
+        "board named, all in one transaction. Nothing is written unless all of it is."
     )
     async def submit_score(
         self, info: Info[Context, None], input: SubmitScoreInput
     ) -> SubmitScorePayload:
+        args = SubmitArguments(
+            player_id=str(input.player_id),
+            game_id=str(input.game_id),
+            score=int(input.score),
+            leaderboard_id=str(input.leaderboard_id) if input.leaderboard_id is not None else None,
+            leaderboard_ids=tuple(str(b) for b in input.leaderboard_ids or []),
+            family_ids=tuple(str(f) for f in input.family_ids or []),
+            duration_sec=input.duration_sec,
+            submission_id=str(input.submission_id) if input.submission_id is not None else None,
+        )
         try:
-            result = await submissions.submit_score(
-                info.context,
-                player_id=str(input.player_id),
-                leaderboard_id=str(input.leaderboard_id),
-                game_id=str(input.game_id),
-                score=int(input.score),
-                duration_sec=input.duration_sec,
-            )
+            result = await submissions.submit_score(info.context, args)
         except LeaderboardError as error:
             return SubmitScorePayload(result=None, errors=user_errors(error))
         return SubmitScorePayload(result=result, errors=[])

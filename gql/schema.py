@@ -12,10 +12,13 @@ from strawberry.types import ExecutionContext, Info
 
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.errors import ErrorCodes, log_unexpected
+from gql.families import LeaderboardFamily
+from gql.leaderboards import Leaderboard
 from gql.mutations import Mutation
+from gql.players import Player
 from gql.scalars import SCALARS
-from gql.types import Leaderboard, Player, Session
-from resolvers import leaderboards, players, sessions
+from gql.sessions import Session
+from resolvers import families, leaderboards, players, sessions
 from resolvers.context import Context
 
 __all__ = ["Query", "schema"]
@@ -28,6 +31,16 @@ class Query:
         item = await players.resolve_player(info.context, id)
         return Player(item=item) if item else None
 
+    @strawberry.field(
+        description="Players by id (at most 100), in the order asked, null where unknown: one "
+        "batched read."
+    )
+    async def players(
+        self, info: Info[Context, None], ids: list[strawberry.ID]
+    ) -> list[Player | None]:
+        found = await players.resolve_players(info.context, [str(i) for i in ids])
+        return [Player(item=p) if p else None for p in found]
+
     @strawberry.field(description="A player by login e-mail, case-insensitive (AP2).")
     async def player_by_email(self, info: Info[Context, None], email: str) -> Player | None:
         item = await players.resolve_player_by_email(info.context, email)
@@ -37,6 +50,13 @@ class Query:
     async def leaderboard(self, info: Info[Context, None], id: strawberry.ID) -> Leaderboard | None:
         item = await leaderboards.resolve_leaderboard(info.context, id)
         return Leaderboard(item=item) if item else None
+
+    @strawberry.field(description="A periodic leaderboard family by id.")
+    async def leaderboard_family(
+        self, info: Info[Context, None], id: strawberry.ID
+    ) -> LeaderboardFamily | None:
+        item = await families.resolve_family(info.context, id)
+        return LeaderboardFamily(item=item) if item else None
 
     @strawberry.field(description="One session by its player and id (AP8).")
     async def session(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
 
@@ -9,9 +12,10 @@ from dynamo.table import Db
 from gql.schema import schema
 from resolvers.context import Context
 
-__all__ = ["DB", "DEFAULT_QUERY", "LeaderboardView"]
+__all__ = ["CLOCK", "DB", "DEFAULT_QUERY", "LeaderboardView"]
 
 DB = web.AppKey("db", Db)
+CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
 
 DEFAULT_QUERY = """\
 # Top 10 of the demo board, with player names.
@@ -45,7 +49,7 @@ class LeaderboardView(GraphQLView[Context, None]):
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
     ) -> Context:
-        return Context(db=request.app[DB])
+        return Context(db=request.app[DB], clock=request.app[CLOCK])
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
         return web.Response(text=self._graphiql_page, content_type="text/html")

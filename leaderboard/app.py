@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 import aioboto3
@@ -12,8 +13,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
-from dynamo.table import Db
-from gql.view import DB, DEFAULT_QUERY, LeaderboardView
+from dynamo.table import Db, now
+from gql.view import CLOCK, DB, DEFAULT_QUERY, LeaderboardView
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
 
@@ -37,11 +38,13 @@ def create_app(
     graphiql_assets: Path | None = None,
     prepare: Prepare | None = None,
     credentials: tuple[str, str] | None = None,
+    clock: Callable[[], datetime] = now,
 ) -> web.Application:
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
-    AWS credential chain (DynamoDB Local accepts any)."""
+    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now"."""
     app = web.Application(client_max_size=settings.max_body_bytes)
+    app[CLOCK] = clock
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         session = aioboto3.Session()

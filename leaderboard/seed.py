@@ -13,7 +13,8 @@ from tqdm import tqdm
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import PlayerItem, create_player
-from dynamo.submit import Submission, submit_score
+from dynamo.plays import Submission
+from dynamo.submit import submit_score
 from dynamo.table import Db, now
 
 __all__ = ["SeedReport", "demo_boards", "seed"]
@@ -120,7 +121,13 @@ def _plays(rng: random.Random, player_id: str, boards: list[LeaderboardItem]) ->
             score = rng.randint(55_000, 120_000) if lap_times else rng.randint(0, 5_000) * 10
             game = "racer" if lap_times else "arena"
             plays.append(
-                Submission(player_id, board.leaderboard_id, game, score, rng.randint(30, 900))
+                Submission(
+                    player_id=player_id,
+                    game_id=game,
+                    score=score,
+                    leaderboard_ids=(board.leaderboard_id,),
+                    duration_sec=rng.randint(30, 900),
+                )
             )
     return plays
 

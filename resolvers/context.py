@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from dynamo.table import Db
+from dynamo.table import Db, now
 from resolvers.loaders import Loaders
 
 __all__ = ["Context"]
@@ -13,6 +15,8 @@ __all__ = ["Context"]
 @dataclass
 class Context:
     db: Db
+    clock: Callable[[], datetime] = now
+    """The service's notion of now (plays are stamped with it; periods are chosen by it)."""
     loaders: Loaders = field(init=False)
 
     def __post_init__(self) -> None:

@@ -1,19 +1,27 @@
-"""Resolve functions for boards: metadata, top scores, ranks, and creation."""
+"""Resolve functions for boards: metadata, top scores, ranks, around-me, and creation."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from dynamo import leaderboards, scores
+from dynamo import leaderboards, ranks, scores
 from dynamo.ids import validate_id, validate_name
-from dynamo.leaderboards import LeaderboardItem, Period, SortOrder
+from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from dynamo.scores import ScoreItem
-from dynamo.table import Page, now
+from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
-from resolvers.pagination import page_size
+from resolvers.pagination import check_id_list, page_size
+from resolvers.ranks import WindowRanks, check_window_size
 
-__all__ = ["create_leaderboard", "resolve_leaderboard", "resolve_rank_of", "resolve_top_scores"]
+__all__ = [
+    "create_leaderboard",
+    "resolve_around",
+    "resolve_leaderboard",
+    "resolve_rank_of",
+    "resolve_ranks_of",
+    "resolve_top_scores",
+]
 
 
 async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardItem | None:
@@ -22,15 +30,50 @@ async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardI
 
 async def resolve_top_scores(
     ctx: Context, leaderboard_id: str, first: int | None, after: str | None
-) -> Page[ScoreItem]:
+) -> tuple[Page[ScoreItem], WindowRanks]:
+    """A page of the board, best first, with the ranks of its entries (computed on demand)."""
     page = await scores.top_scores(ctx.db, leaderboard_id, page_size(first), after)
     for entry in page.items:
         ctx.loaders.best_score.prime((entry.player_id, leaderboard_id), entry)
-    return page
+    return page, WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
 
 
 async def resolve_rank_of(ctx: Context, leaderboard_id: str, player_id: str) -> RankInfo | None:
     return await ctx.loaders.rank.load((validate_id(player_id, "playerId"), leaderboard_id))
+
+
+async def resolve_ranks_of(
+    ctx: Context, leaderboard_id: str, player_ids: list[str]
+) -> list[RankInfo]:
+    """The entries of the given players (a friends board), best first; players without an
+    entry are left out."""
+    ids = check_id_list(player_ids, "playerIds")
+    found = await ctx.loaders.rank.load_many([(p, leaderboard_id) for p in ids])
+    entries = [r for r in found if r is not None]
+    return sorted(entries, key=lambda r: (r.rank, r.entry.attained_at, r.entry.player_id))
+
+
+async def resolve_around(
+    ctx: Context, leaderboard_id: str, player_id: str, before: int, after: int
+) -> list[RankInfo] | None:
+    """The player's entry with up to ``before`` better and ``after`` worse entries, ranked;
+    None when the player has no entry on the board."""
+    check_window_size(before, after)
+    key = (validate_id(player_id, "playerId"), leaderboard_id)
+    entry, board = (
+        await ctx.loaders.best_score.load(key),
+        await ctx.loaders.leaderboard.load(leaderboard_id),
+    )
+    if entry is None or board is None:
+        return None
+    window, ranked = await ranks.around(ctx.db, board, entry, before, after)
+    for item in window:
+        ctx.loaders.best_score.prime((item.player_id, leaderboard_id), item)
+    total = max([board.entry_count, *ranked])
+    return [
+        RankInfo(rank=r, total=total, entry=e, board=board)
+        for e, r in zip(window, ranked, strict=True)
+    ]
 
 
 async def create_leaderboard(
@@ -40,6 +83,7 @@ async def create_leaderboard(
     name: str,
     period: Period,
     sort_order: SortOrder,
+    operator: Operator,
     score_width: int,
     starts_at: datetime | None,
     ends_at: datetime | None,
@@ -49,10 +93,11 @@ async def create_leaderboard(
         name=validate_name(name),
         period=period,
         sort_order=sort_order,
+        operator=operator,
         score_width=score_width,
         starts_at=starts_at,
         ends_at=ends_at,
-        created_at=now(),
+        created_at=ctx.clock(),
     )
     await leaderboards.create_leaderboard(ctx.db, board)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)

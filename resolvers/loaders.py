@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from dynamo import leaderboards, players, scores, sessions
+from dynamo import entries, leaderboards, players, ranks, scores, sessions
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
@@ -62,15 +62,17 @@ class SessionByKeyLoader(_Loader[tuple[str, str], SessionItem]):
 
 
 class BestScoreByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
-    """AP4: a player's entry by (playerId, leaderboardId); the tick's Queries run concurrently."""
+    """A player's entry by (playerId, leaderboardId): AP4 for one key, the entry guards in one
+    BatchGetItem for several."""
 
     async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[ScoreItem | None]:
-        return await scores.best_scores(self.db, keys)
+        return await entries.current_entries(self.db, keys)
 
 
 @dataclass(frozen=True)
 class RankInfo:
-    """Standard competition ("1224") rank: 1 + the number of strictly better entries."""
+    """Standard competition ("1224") rank: 1 + the number of entries with a strictly better
+    score, out of the board's entries."""
 
     rank: int
     total: int
@@ -78,9 +80,9 @@ class RankInfo:
     board: LeaderboardItem
 
 
-class RankByPlayerBoardLoader(_Loader[tuple[str, str], "RankInfo"]):
-    """AP10: a player's rank by (playerId, leaderboardId); the tick's COUNT Queries run
-    concurrently, their entries and boards read through the shared loaders."""
+class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
+    """AP10: a player's rank by (playerId, leaderboardId). The tick's keys are grouped by board;
+    each board's ranks come from one set of concurrent range COUNTs (dynamo.ranks)."""
 
     def __init__(
         self, db: Db, best_score: BestScoreByPlayerBoardLoader, board: LeaderboardByIdLoader
@@ -90,20 +92,32 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], "RankInfo"]):
         self.board = board
 
     async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
-        return list(await asyncio.gather(*(self._rank(p, b) for p, b in keys)))
+        found = await asyncio.gather(
+            self.best_score.load_many(keys), self.board.load_many([b for _, b in keys])
+        )
+        by_board: dict[str, tuple[LeaderboardItem, list[ScoreItem]]] = {}
+        for entry, board in zip(*found, strict=True):
+            if entry is not None and board is not None:
+                by_board.setdefault(board.leaderboard_id, (board, []))[1].append(entry)
+        counted = await asyncio.gather(
+            *(ranks.better_counts(self.db, board, es) for board, es in by_board.values())
+        )
+        better = dict(zip(by_board, counted, strict=True))
+        return [
+            None
+            if entry is None or board is None
+            else _rank_info(board, entry, better[board.leaderboard_id])
+            for entry, board in zip(*found, strict=True)
+        ]
 
-    async def _rank(self, player_id: str, leaderboard_id: str) -> RankInfo | None:
-        entry, board = await asyncio.gather(
-            self.best_score.load((player_id, leaderboard_id)), self.board.load(leaderboard_id)
-        )
-        if entry is None or board is None:
-            return None
-        better = await scores.count_better(self.db, board, entry)
-        # entryCount is maintained by the submission transaction; max() keeps the answer
-        # coherent when the GSI read of the entry is fresher than the board item read.
-        return RankInfo(
-            rank=better + 1, total=max(board.entry_count, better + 1), entry=entry, board=board
-        )
+
+def _rank_info(board: LeaderboardItem, entry: ScoreItem, better: dict[str, int]) -> RankInfo:
+    count = better[scores.rank_value(entry.score, board.score_width, board.sort_order)]
+    # entryCount is maintained by the submission transaction; max() keeps the answer coherent
+    # when an entry read is fresher than the board item read.
+    return RankInfo(
+        rank=count + 1, total=max(board.entry_count, count + 1), entry=entry, board=board
+    )
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from dynamo.ids import new_session_id, validate_email, validate_id, validate_nam
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import Page, now
+from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
-from resolvers.pagination import page_size
+from resolvers.pagination import check_id_list, page_size
 
 __all__ = [
     "create_player",
@@ -19,12 +19,21 @@ __all__ = [
     "resolve_player_by_email",
     "resolve_player_scores",
     "resolve_player_sessions",
+    "resolve_players",
     "resolve_rank",
+    "resolve_ranks",
 ]
 
 
 async def resolve_player(ctx: Context, player_id: str) -> PlayerItem | None:
     return await ctx.loaders.player.load(validate_id(player_id, "id"))
+
+
+async def resolve_players(ctx: Context, player_ids: list[str]) -> list[PlayerItem | None]:
+    """Players by id, in the order asked, null where unknown: one batched read."""
+    ids = [validate_id(p, "ids") for p in player_ids]
+    check_id_list(ids, "ids")
+    return await ctx.loaders.player.load_many(ids)
 
 
 async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None:
@@ -44,6 +53,15 @@ async def resolve_rank(ctx: Context, player_id: str, leaderboard_id: str) -> Ran
     return await ctx.loaders.rank.load(key)
 
 
+async def resolve_ranks(
+    ctx: Context, player_id: str, leaderboard_ids: list[str]
+) -> list[RankInfo | None]:
+    """The player's rank on each board, in the order asked; the lookups run concurrently."""
+    ids = [validate_id(b, "leaderboardIds") for b in leaderboard_ids]
+    check_id_list(ids, "leaderboardIds")
+    return await ctx.loaders.rank.load_many([(player_id, b) for b in ids])
+
+
 async def resolve_player_scores(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[ScoreItem]:
@@ -57,7 +75,7 @@ async def resolve_player_sessions(
 
 
 async def create_player(ctx: Context, player_id: str | None, name: str, email: str) -> PlayerItem:
-    created = now()
+    created = ctx.clock()
     player = PlayerItem(
         player_id=validate_id(player_id, "id") if player_id is not None else _new_player_id(),
         name=validate_name(name),

@@ -2,38 +2,54 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dynamo import submit
-from dynamo.submit import Submission, SubmitResult
+from dynamo.errors import LeaderboardError
+from dynamo.plays import Submission, SubmitResult
 from resolvers.context import Context
 
-__all__ = ["submit_score"]
+__all__ = ["SubmitArguments", "submit_score"]
 
 
-async def submit_score(
-    ctx: Context,
-    *,
-    player_id: str,
-    leaderboard_id: str,
-    game_id: str,
-    score: int,
-    duration_sec: int | None,
-) -> SubmitResult:
-    result = await submit.submit_score(
-        ctx.db,
-        Submission(
-            player_id=player_id,
-            leaderboard_id=leaderboard_id,
-            game_id=game_id,
-            score=score,
-            duration_sec=duration_sec,
-        ),
+@dataclass(frozen=True)
+class SubmitArguments:
+    player_id: str
+    game_id: str
+    score: int
+    leaderboard_id: str | None = None
+    leaderboard_ids: tuple[str, ...] = ()
+    family_ids: tuple[str, ...] = ()
+    duration_sec: int | None = None
+    submission_id: str | None = None
+
+
+async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
+    boards = ([args.leaderboard_id] if args.leaderboard_id is not None else []) + list(
+        args.leaderboard_ids
     )
-    # What the transaction wrote is known exactly: later fields of the payload (the entry, its
+    submission = Submission(
+        player_id=args.player_id,
+        game_id=args.game_id,
+        score=args.score,
+        leaderboard_ids=tuple(dict.fromkeys(boards)),
+        family_ids=tuple(dict.fromkeys(args.family_ids)),
+        duration_sec=args.duration_sec,
+        submission_id=args.submission_id,
+    )
+    try:
+        result = await submit.submit_score(ctx.db, submission, clock=ctx.clock)
+    except LeaderboardError as error:
+        if error.field == "leaderboardIds" and not args.leaderboard_ids:
+            error.field = "leaderboardId"  # the only board the client named
+        raise
+    # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders
-    loaders.best_score.clear((player_id, leaderboard_id)).prime(
-        (player_id, leaderboard_id), result.entry
-    )
-    loaders.leaderboard.clear(leaderboard_id).prime(leaderboard_id, result.board)
-    loaders.session.prime((player_id, result.session.session_id), result.session)
+    for board in result.boards:
+        key = (submission.player_id, board.leaderboard_id)
+        loaders.best_score.clear(key).prime(key, board.entry)
+        if board.board is not None:
+            loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
+    loaders.session.prime((submission.player_id, result.session.session_id), result.session)
     return result

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import aioboto3
@@ -13,7 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
-from dynamo.table import Db, create_table
+from dynamo.table import Db, create_table, now
 from gql.view import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Settings, default_cache_dir
@@ -29,11 +32,25 @@ def dynamodb_endpoint() -> Iterator[str]:
         yield local.endpoint_url
 
 
+class Clock:
+    """The app's clock in tests: real time unless set to an instant."""
+
+    def __init__(self) -> None:
+        self.frozen: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.frozen if self.frozen is not None else now()
+
+    def set(self, at: datetime | str) -> None:
+        self.frozen = datetime.fromisoformat(at) if isinstance(at, str) else at
+
+
 @dataclass
 class Api:
-    """A GraphQL client for one test's app, with the app's DynamoDB call counter."""
+    """A GraphQL client for one test's app, with the app's DynamoDB call counter and clock."""
 
     http: TestClient[Any, Any]
+    clock: Clock
 
     @property
     def db(self) -> Db:
@@ -123,17 +140,36 @@ async def _create(db: Db) -> None:
 
 
 @pytest.fixture(scope="session")
-def graphiql_assets() -> Any:
+def graphiql_assets() -> Path:
     return ensure_graphiql_assets(default_cache_dir())
 
 
-@pytest.fixture
-async def api(settings: Settings, graphiql_assets: Any) -> AsyncIterator[Api]:
+@asynccontextmanager
+async def _serve(settings: Settings, graphiql_assets: Path | None) -> AsyncIterator[Api]:
+    clock = Clock()
     app = create_app(
-        settings, graphiql_assets=graphiql_assets, prepare=_create, credentials=LOCAL_CREDENTIALS
+        settings,
+        graphiql_assets=graphiql_assets,
+        prepare=_create,
+        credentials=LOCAL_CREDENTIALS,
+        clock=clock,
     )
     async with TestClient(TestServer(app)) as http:
-        yield Api(http)
+        yield Api(http, clock)
+
+
+@pytest.fixture
+async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
+    async with _serve(settings, graphiql_assets) as served:
+        yield served
+
+
+@pytest.fixture
+async def instances(settings: Settings) -> AsyncIterator[list[Api]]:
+    """Three service instances (each its own client, loaders and per-player queues) on one
+    table: what several processes behind a load balancer look like to DynamoDB."""
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(_serve(settings, None)) for _ in range(3)]
 
 
 @dataclass

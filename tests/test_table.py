@@ -8,7 +8,8 @@ from typing import Any
 
 from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import get_players, player_key
-from dynamo.scores import ScoreItem, count_better, score_keys, top_scores
+from dynamo.ranks import rank_of
+from dynamo.scores import ScoreItem, score_keys, top_scores
 from dynamo.table import Db, batch_get, serialize
 from tests.conftest import Table
 
@@ -56,7 +57,7 @@ async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) 
     probes = [*rng.sample(entries, 5), min(entries, key=lambda e: e.score)]
     for entry in probes:
         table.counter.reset()
-        better = await count_better(table.db, board, entry)
+        better = await rank_of(table.db, board, entry) - 1
         assert better == sum(1 for s in scores if s > entry.score)
         if better * 3000 > 2_100_000:
             assert table.counter.snapshot()["Query"] >= 3
@@ -65,7 +66,7 @@ async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) 
 async def test_ascending_rank_counts_lower_scores_as_better(table: Table) -> None:
     scores = [50, 10, 30, 10, 70]
     board, entries = await _board_with_entries(table.db, scores, 0, order=SortOrder.ASC)
-    assert [await count_better(table.db, board, e) for e in entries] == [3, 0, 2, 0, 4]
+    assert [await rank_of(table.db, board, e) for e in entries] == [4, 1, 3, 1, 5]
 
 
 async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(table: Table) -> None:

@@ -1,0 +1,158 @@
+"""What one play does to one board entry, and the transaction items that write it.
+
+The board's operator decides the player's new entry: BEST keeps the better of the standing
+entry and the new score, LATEST takes the new score, INCREMENT adds it to the standing total.
+When the entry changes, the entry guard moves (conditional on still holding the entry that
+was read), the old Score item goes and the new one is put. The board counts the player in
+its ``entryCount`` on a first entry; a periodic family's board is created by that same write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from dynamo.entries import EntryItem, entry_key
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.leaderboards import LeaderboardItem, Operator, board_key
+from dynamo.scores import ScoreItem, rank_value, score_keys
+from dynamo.table import serialize
+
+__all__ = ["EntryChange", "entry_change", "entry_write_items"]
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    """One board's part of a submission, decided from what was read."""
+
+    board: LeaderboardItem
+    old: EntryItem | None
+    entry: ScoreItem
+    """The player's entry on the board after the play."""
+    changed: bool
+
+
+def entry_change(
+    board: LeaderboardItem,
+    old: EntryItem | None,
+    *,
+    player_id: str,
+    score: int,
+    at: datetime,
+    session_id: str,
+) -> EntryChange:
+    """Apply the board's operator; raises SCORE_OUT_OF_RANGE for a result the board can't hold."""
+    if score > board.max_score:
+        raise _out_of_range(board)
+    fresh = ScoreItem(
+        leaderboard_id=board.leaderboard_id,
+        player_id=player_id,
+        score=score,
+        attained_at=at,
+        session_id=session_id,
+        ttl=board.ttl,
+    )
+    if old is None:
+        return EntryChange(board, None, fresh, changed=True)
+    standing = ScoreItem(
+        leaderboard_id=board.leaderboard_id,
+        player_id=player_id,
+        score=old.score,
+        attained_at=old.attained_at,
+        session_id=old.session_id,
+        ttl=old.ttl,
+    )
+    if board.operator is Operator.LATEST:
+        return EntryChange(board, old, fresh, changed=True)
+    if board.operator is Operator.INCREMENT:
+        if score == 0:
+            return EntryChange(board, old, standing, changed=False)
+        total = old.score + score
+        if total > board.max_score:
+            raise _out_of_range(board)
+        return EntryChange(board, old, fresh.model_copy(update={"score": total}), changed=True)
+    width, order = board.score_width, board.sort_order
+    if rank_value(score, width, order) > rank_value(old.score, width, order):
+        return EntryChange(board, old, fresh, changed=True)
+    return EntryChange(board, old, standing, changed=False)
+
+
+def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
+    return LeaderboardError(
+        ErrorCode.SCORE_OUT_OF_RANGE,
+        f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.max_score}",
+        "score",
+    )
+
+
+def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
+    """The transaction items of one board, each with its role (for cancellation reasons)."""
+    board = change.board
+    bkey = dict(zip(("pk", "sk"), board_key(board.leaderboard_id), strict=True))
+    items: list[tuple[str, Any]] = []
+    if change.old is None:
+        items.append(("board", _count_entry(table, bkey, board)))
+    else:
+        items.append(
+            (
+                "board",
+                {
+                    "ConditionCheck": {
+                        "TableName": table,
+                        "Key": serialize(bkey),
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+            )
+        )
+    if not change.changed:
+        return items
+    keys = score_keys(board, change.entry)
+    epk, esk = entry_key(change.entry.player_id, board.leaderboard_id)
+    guard = EntryItem(
+        player_id=change.entry.player_id,
+        leaderboard_id=board.leaderboard_id,
+        score=change.entry.score,
+        attained_at=change.entry.attained_at,
+        session_id=change.entry.session_id,
+        score_sk=keys["sk"],
+        ttl=board.ttl,
+    )
+    put_guard: dict[str, Any] = {
+        "TableName": table,
+        "Item": serialize({"pk": epk, "sk": esk, **guard.attributes()}),
+    }
+    if change.old is None:
+        put_guard["ConditionExpression"] = "attribute_not_exists(pk)"
+    else:
+        put_guard["ConditionExpression"] = "scoreSk = :old"
+        put_guard["ExpressionAttributeValues"] = serialize({":old": change.old.score_sk})
+    items.append(("entry", {"Put": put_guard}))
+    if change.old is not None and change.old.score_sk != keys["sk"]:
+        old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
+        items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
+    put_score = {"TableName": table, "Item": serialize({**keys, **change.entry.attributes()})}
+    items.append(("score", {"Put": put_score}))
+    return items
+
+
+def _count_entry(table: str, bkey: dict[str, str], board: LeaderboardItem) -> dict[str, Any]:
+    """Count a first entry into the board. A family board is written whole if it is new
+    (if_not_exists on every attribute, so racing first plays agree); any other board must
+    exist already."""
+    update: dict[str, Any] = {"TableName": table, "Key": serialize(bkey)}
+    if board.family_id is None:
+        update["UpdateExpression"] = "ADD entryCount :one"
+        update["ConditionExpression"] = "attribute_exists(pk)"
+        update["ExpressionAttributeValues"] = serialize({":one": 1})
+        return {"Update": update}
+    attributes = {k: v for k, v in board.attributes().items() if k != "entryCount"}
+    names = {f"#a{i}": name for i, name in enumerate(attributes)}
+    values: dict[str, Any] = {f":a{i}": value for i, value in enumerate(attributes.values())}
+    values[":one"] = 1
+    assignments = ", ".join(f"#a{i} = if_not_exists(#a{i}, :a{i})" for i in range(len(names)))
+    update["UpdateExpression"] = f"SET {assignments} ADD entryCount :one"
+    update["ExpressionAttributeNames"] = names
+    update["ExpressionAttributeValues"] = serialize(values)
+    return {"Update": update}

@@ -1,0 +1,193 @@
+"""Leaderboard families: one definition owning a concrete board per day, ISO week or season.
+
+Keys::
+
+    Family   pk = FAMILY#<familyId>   sk = #METADATA
+
+A family's concrete boards are ordinary Leaderboard items whose id is derived from the period
+they cover: ``<familyId>.daily.2026-11-21``, ``<familyId>.weekly.2026-W47`` (ISO week) or
+``<familyId>.season.3``. Days and weeks follow the family's time zone; seasons are fixed-length
+periods counted from the family's ``seasonStart``. A concrete board is created by the first
+submission of its period, and carries a ``ttl`` ``retentionDays`` after it ends so DynamoDB
+expires it (and its entries) by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from botocore.exceptions import ClientError
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, check_new_board
+from dynamo.table import Db, Item, Key, batch_get_immutable, parse, serialize
+
+__all__ = [
+    "MAX_FAMILY_ID",
+    "FamilyItem",
+    "PeriodWindow",
+    "check_new_family",
+    "concrete_board",
+    "create_family",
+    "family_key",
+    "get_families",
+    "period_window",
+]
+
+PK = "FAMILY#{family_id}"
+SK = "#METADATA"
+
+MAX_FAMILY_ID = 40
+"""Leaves room for the period suffix within the 64 characters of a board id."""
+
+
+class FamilyItem(Item):
+    family_id: str
+    name: str
+    period: Period
+    timezone: str = "UTC"
+    sort_order: SortOrder = SortOrder.DESC
+    operator: Operator = Operator.BEST
+    score_width: int = 10
+    season_start: datetime | None = None
+    season_days: int | None = None
+    retention_days: int = 30
+    created_at: datetime
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+@dataclass(frozen=True)
+class PeriodWindow:
+    """One period of a family: the concrete board's id and the instants it covers."""
+
+    leaderboard_id: str
+    starts_at: datetime
+    ends_at: datetime
+
+
+def family_key(family_id: str) -> Key:
+    return (PK.format(family_id=family_id), SK)
+
+
+def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=zone)
+
+
+def period_window(family: FamilyItem, at: datetime) -> PeriodWindow | None:
+    """The period of ``family`` that contains ``at``; None before the first season."""
+    fid = family.family_id
+    if family.period is Period.DAILY:
+        day = at.astimezone(family.zone).date()
+        return PeriodWindow(
+            f"{fid}.daily.{day.isoformat()}",
+            _local_midnight(day, family.zone),
+            _local_midnight(day + timedelta(days=1), family.zone),
+        )
+    if family.period is Period.WEEKLY:
+        day = at.astimezone(family.zone).date()
+        year, week, weekday = day.isocalendar()
+        monday = day - timedelta(days=weekday - 1)
+        return PeriodWindow(
+            f"{fid}.weekly.{year}-W{week:02d}",
+            _local_midnight(monday, family.zone),
+            _local_midnight(monday + timedelta(days=7), family.zone),
+        )
+    if family.season_start is None or family.season_days is None or at < family.season_start:
+        return None
+    length = timedelta(days=family.season_days)
+    index = (at - family.season_start) // length
+    start = family.season_start + index * length
+    return PeriodWindow(f"{fid}.season.{index + 1}", start, start + length)
+
+
+def concrete_board(
+    family: FamilyItem, window: PeriodWindow, created_at: datetime
+) -> LeaderboardItem:
+    """The Leaderboard item of one period of ``family`` (as written by its first submission)."""
+    expires = window.ends_at + timedelta(days=family.retention_days)
+    return LeaderboardItem(
+        leaderboard_id=window.leaderboard_id,
+        name=f"{family.name} ({window.leaderboard_id.removeprefix(family.family_id + '.')})",
+        period=family.period,
+        sort_order=family.sort_order,
+        operator=family.operator,
+        score_width=family.score_width,
+        starts_at=window.starts_at,
+        ends_at=window.ends_at,
+        family_id=family.family_id,
+        ttl=int(expires.timestamp()),
+        created_at=created_at,
+    )
+
+
+def check_new_family(family: FamilyItem) -> None:
+    """Reject a definition that could not produce valid boards."""
+    if len(family.family_id) > MAX_FAMILY_ID:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ID, f"a family id has at most {MAX_FAMILY_ID} characters", "id"
+        )
+    if family.period is Period.GLOBAL:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, "a family is DAILY, WEEKLY or SEASON", "period"
+        )
+    try:
+        ZoneInfo(family.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, f"unknown time zone {family.timezone!r}", "timezone"
+        ) from None
+    if family.period is Period.SEASON and (
+        family.season_start is None or not family.season_days or family.season_days < 1
+    ):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            "a SEASON family needs seasonStart and seasonDays (at least 1)",
+            "seasonDays",
+        )
+    if not 0 <= family.retention_days <= 3650:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, "retentionDays must be between 0 and 3650", "retentionDays"
+        )
+    check_new_board(
+        LeaderboardItem(
+            leaderboard_id=family.family_id,
+            name=family.name,
+            period=family.period,
+            score_width=family.score_width,
+            created_at=family.created_at,
+        )
+    )
+
+
+async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
+    check_new_family(family)
+    pk, sk = family_key(family.family_id)
+    item: dict[str, Any] = {"pk": pk, "sk": sk, **family.attributes()}
+    try:
+        await db.client.put_item(
+            TableName=db.table, Item=serialize(item), ConditionExpression="attribute_not_exists(pk)"
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            raise LeaderboardError(
+                ErrorCode.LEADERBOARD_EXISTS, f"family {family.family_id!r} already exists", "id"
+            ) from None
+        raise
+    return family
+
+
+async def get_families(db: Db, family_ids: Sequence[str]) -> list[FamilyItem | None]:
+    """Family definitions by id, in order, None where missing. A definition never changes, so
+    it is read once per process (BatchGetItem) and then served from memory."""
+    found = await batch_get_immutable(db, [family_key(f) for f in family_ids])
+    return [
+        parse(FamilyItem, found[family_key(f)]) if family_key(f) in found else None
+        for f in family_ids
+    ]

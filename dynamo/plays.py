@@ -1,0 +1,88 @@
+"""A play as submitted, its validation, and what recording it produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.ids import validate_id, validate_submission_id
+from dynamo.leaderboards import LeaderboardItem
+from dynamo.scores import ScoreItem
+from dynamo.sessions import SessionItem
+
+__all__ = [
+    "MAX_DURATION_SEC",
+    "MAX_TARGETS",
+    "BoardResult",
+    "Submission",
+    "SubmitResult",
+    "validated",
+]
+
+MAX_DURATION_SEC = 2_147_483_647
+MAX_TARGETS = 20
+"""Boards per play. A transaction holds at most 100 items: 3 for the session, the player and
+the submission record, and up to 4 per board (board, guard, old and new Score item)."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    player_id: str
+    game_id: str
+    score: int
+    leaderboard_ids: tuple[str, ...] = ()
+    family_ids: tuple[str, ...] = ()
+    """Periodic families: the play enters each family's board of the current period."""
+    duration_sec: int | None = None
+    submission_id: str | None = None
+    """Client-chosen ULID or UUID that makes the submission idempotent."""
+
+
+@dataclass(frozen=True)
+class BoardResult:
+    leaderboard_id: str
+    entry: ScoreItem
+    """The player's entry on the board after the play (new or standing)."""
+    improved: bool
+    """Whether the play changed the entry."""
+    board: LeaderboardItem | None
+    """The board as this play left it; None when the result is replayed from a record."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    session: SessionItem
+    boards: list[BoardResult]
+    """One per board, in the order named: leaderboardIds, then the families' boards."""
+    duplicate: bool = False
+    """True when this is a repeat of an already recorded submission."""
+
+
+def validated(sub: Submission) -> Submission:
+    validate_id(sub.player_id, "playerId")
+    validate_id(sub.game_id, "gameId")
+    for board_id in sub.leaderboard_ids:
+        validate_id(board_id, "leaderboardIds")
+    for family_id in sub.family_ids:
+        validate_id(family_id, "familyIds")
+    if not sub.leaderboard_ids and not sub.family_ids:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, "name at least one leaderboard or family", "leaderboardIds"
+        )
+    if len(sub.leaderboard_ids) + len(sub.family_ids) > MAX_TARGETS:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"a play enters at most {MAX_TARGETS} boards",
+            "leaderboardIds",
+        )
+    if sub.score < 0:
+        raise LeaderboardError(ErrorCode.SCORE_OUT_OF_RANGE, "score must not be negative", "score")
+    if sub.duration_sec is not None and not 0 <= sub.duration_sec <= MAX_DURATION_SEC:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"durationSec must be between 0 and {MAX_DURATION_SEC}",
+            "durationSec",
+        )
+    if sub.submission_id is None:
+        return sub
+    return replace(sub, submission_id=validate_submission_id(sub.submission_id))

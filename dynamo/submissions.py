@@ -1,0 +1,151 @@
+"""Submission records: what makes a client-identified submission idempotent.
+
+Keys::
+
+    Submission record (internal)   pk = PLAYER#<playerId>   sk = SUBMISSION#<submissionId>
+
+Written with ``attribute_not_exists`` in the same transaction as the play it records, it holds
+a fingerprint of the submission's content and the result the play produced. A repeat of the
+submission finds it and gets that result back; a different submission under the same id is
+refused. Records expire (``ttl``) after the idempotency window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.plays import BoardResult, Submission, SubmitResult
+from dynamo.scores import ScoreItem
+from dynamo.sessions import SessionItem
+from dynamo.table import Item, Key
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from dynamo.entry_writes import EntryChange
+
+__all__ = [
+    "IDEMPOTENCY_WINDOW",
+    "RecordedEntry",
+    "SubmissionRecord",
+    "fingerprint",
+    "record_of",
+    "replay",
+    "submission_key",
+]
+
+PK = "PLAYER#{player_id}"
+SK = "SUBMISSION#{submission_id}"
+
+IDEMPOTENCY_WINDOW = timedelta(days=7)
+
+
+class RecordedEntry(Item):
+    leaderboard_id: str
+    score: int
+    attained_at: datetime
+    session_id: str | None = None
+    improved: bool
+
+
+class SubmissionRecord(Item):
+    player_id: str
+    submission_id: str
+    fingerprint: str
+    session_id: str
+    played_at: datetime
+    entries: list[RecordedEntry]
+    ttl: int
+
+
+def submission_key(player_id: str, submission_id: str) -> Key:
+    return (PK.format(player_id=player_id), SK.format(submission_id=submission_id))
+
+
+def fingerprint(
+    *,
+    player_id: str,
+    game_id: str,
+    score: int,
+    duration_sec: int | None,
+    leaderboard_ids: Sequence[str],
+    family_ids: Sequence[str],
+) -> str:
+    """A digest of everything a submission says, to tell a repeat from a reuse of its id."""
+    content = {
+        "playerId": player_id,
+        "gameId": game_id,
+        "score": score,
+        "durationSec": duration_sec,
+        "leaderboardIds": list(leaderboard_ids),
+        "familyIds": list(family_ids),
+    }
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def record_of(
+    sub: Submission, digest: str, session: SessionItem, changes: list[EntryChange]
+) -> SubmissionRecord:
+    assert sub.submission_id is not None
+    return SubmissionRecord(
+        player_id=sub.player_id,
+        submission_id=sub.submission_id,
+        fingerprint=digest,
+        session_id=session.session_id,
+        played_at=session.played_at,
+        entries=[
+            RecordedEntry(
+                leaderboard_id=c.board.leaderboard_id,
+                score=c.entry.score,
+                attained_at=c.entry.attained_at,
+                session_id=c.entry.session_id,
+                improved=c.changed,
+            )
+            for c in changes
+        ],
+        ttl=int((session.played_at + IDEMPOTENCY_WINDOW).timestamp()),
+    )
+
+
+def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResult:
+    """The result of the recorded submission, for a repeat of it."""
+    if record.fingerprint != digest:
+        raise LeaderboardError(
+            ErrorCode.SUBMISSION_ID_REUSED,
+            "this submissionId was already used for a different submission",
+            "submissionId",
+        )
+    session = SessionItem(
+        session_id=record.session_id,
+        player_id=sub.player_id,
+        game_id=sub.game_id,
+        score=sub.score,
+        duration_sec=sub.duration_sec,
+        played_at=record.played_at,
+        leaderboard_id=record.entries[0].leaderboard_id,
+        leaderboard_ids=[e.leaderboard_id for e in record.entries],
+        submission_id=record.submission_id,
+    )
+    return SubmitResult(
+        session=session,
+        boards=[
+            BoardResult(
+                leaderboard_id=e.leaderboard_id,
+                entry=ScoreItem(
+                    leaderboard_id=e.leaderboard_id,
+                    player_id=sub.player_id,
+                    score=e.score,
+                    attained_at=e.attained_at,
+                    session_id=e.session_id,
+                ),
+                improved=e.improved,
+                board=None,
+            )
+            for e in record.entries
+        ],
+        duplicate=True,
+    )

@@ -1,0 +1,106 @@
+"""Mutation inputs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from dynamo.plays import MAX_TARGETS
+from gql.enums import Operator, Period, SortOrder
+from gql.scalars import Long
+
+__all__ = [
+    "CreateLeaderboardFamilyInput",
+    "CreateLeaderboardInput",
+    "CreatePlayerInput",
+    "SubmitScoreInput",
+]
+
+
+@strawberry.input(description="A new player.")
+class CreatePlayerInput:
+    id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="Id to use (1-64 of A-Z a-z 0-9 _ . -); a fresh one is generated if omitted.",
+    )
+    name: str = strawberry.field(description="Display name, 1-100 printable characters.")
+    email: str = strawberry.field(description="Login e-mail address; one player per address.")
+
+
+@strawberry.input(
+    description="A new leaderboard. Its id, sort order, operator and width never change."
+)
+class CreateLeaderboardInput:
+    id: strawberry.ID = strawberry.field(description="Board id (1-64 of A-Z a-z 0-9 _ . -).")
+    name: str = strawberry.field(description="Display name.")
+    period: Period = strawberry.field(description="How long the board runs.")
+    sort_order: SortOrder = strawberry.field(
+        default=SortOrder.DESC, description="Which scores are better."
+    )
+    operator: Operator = strawberry.field(
+        default=Operator.BEST, description="How a play changes a player's entry."
+    )
+    score_width: int = strawberry.field(default=10, description="Digits a score may have, 1 to 15.")
+    starts_at: datetime | None = strawberry.field(
+        default=None, description="First instant scores are accepted."
+    )
+    ends_at: datetime | None = strawberry.field(
+        default=None, description="Instant from which scores are refused."
+    )
+
+
+@strawberry.input(description="A new periodic leaderboard family. Nothing of it changes later.")
+class CreateLeaderboardFamilyInput:
+    id: strawberry.ID = strawberry.field(description="Family id (1-40 of A-Z a-z 0-9 _ . -).")
+    name: str = strawberry.field(description="Display name; each board adds its period.")
+    period: Period = strawberry.field(description="DAILY, WEEKLY or SEASON.")
+    timezone: str = strawberry.field(
+        default="UTC", description="IANA time zone in which days and weeks begin."
+    )
+    sort_order: SortOrder = strawberry.field(
+        default=SortOrder.DESC, description="Which scores are better."
+    )
+    operator: Operator = strawberry.field(
+        default=Operator.BEST, description="How a play changes a player's entry."
+    )
+    score_width: int = strawberry.field(default=10, description="Digits a score may have, 1 to 15.")
+    season_start: datetime | None = strawberry.field(
+        default=None, description="Start of season 1 (required for SEASON)."
+    )
+    season_days: int | None = strawberry.field(
+        default=None, description="Length of a season in days (required for SEASON)."
+    )
+    retention_days: int = strawberry.field(
+        default=30, description="Days a board stays readable after its period ends (0-3650)."
+    )
+
+
+@strawberry.input(description="One play of a game, entered on one or more boards.")
+class SubmitScoreInput:
+    player_id: strawberry.ID = strawberry.field(description="Who played.")
+    leaderboard_id: strawberry.ID | None = strawberry.field(
+        default=None, description="The board to enter (or use leaderboardIds / familyIds)."
+    )
+    leaderboard_ids: list[strawberry.ID] | None = strawberry.field(
+        default=None, description="Further boards to enter, in one transaction."
+    )
+    family_ids: list[strawberry.ID] | None = strawberry.field(
+        default=None,
+        description="Periodic families: the play enters each family's board of the current "
+        f"period. At most {MAX_TARGETS} boards in all.",
+    )
+    game_id: strawberry.ID = strawberry.field(description="The game played.")
+    score: Long = strawberry.field(
+        description="The score, 0 to 10^scoreWidth - 1 of each board (for INCREMENT boards, the "
+        "amount to add; the total must stay within the width)."
+    )
+    duration_sec: int | None = strawberry.field(
+        default=None, description="How long the play took, in seconds."
+    )
+    submission_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="A ULID or UUID chosen by the game server. Sending the same submission "
+        "again (within 7 days) records nothing more and returns the first result with "
+        "duplicate: true; the same id with different content is SUBMISSION_ID_REUSED.",
+    )

@@ -1,0 +1,102 @@
+"""Player: profile, lifetime statistics, and the player's boards, sessions and ranks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from dynamo.players import PlayerItem
+from gql.connections import AFTER, FIRST, Connection, connection
+from gql.scalars import Long
+from gql.scores import Rank, Score
+from gql.sessions import Session
+from resolvers import players
+from resolvers.context import Context
+
+__all__ = ["Player"]
+
+
+@strawberry.type(description="A player: profile and lifetime statistics.")
+class Player:
+    item: strawberry.Private[PlayerItem]
+
+    @strawberry.field(description="The player's id.")
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self.item.player_id)
+
+    @strawberry.field(description="Display name.")
+    def name(self) -> str:
+        return self.item.name
+
+    @strawberry.field(description="Login e-mail address, lower-cased.")
+    def email(self) -> str | None:
+        return self.item.email
+
+    @strawberry.field(description="Sum of the scores of all the player's sessions, on any board.")
+    def lifetime_score(self) -> Long:
+        return Long(self.item.lifetime_score)
+
+    @strawberry.field(description="Number of sessions the player has played.")
+    def games_played(self) -> int:
+        return self.item.games_played
+
+    @strawberry.field(description="When the player was created.")
+    def created_at(self) -> datetime:
+        return self.item.created_at
+
+    @strawberry.field(description="When the player's profile or statistics last changed.")
+    def updated_at(self) -> datetime:
+        return self.item.updated_at
+
+    @strawberry.field(description="The player's entry on a board, or null if none (AP4).")
+    async def best_score(
+        self, info: Info[Context, None], leaderboard_id: strawberry.ID
+    ) -> Score | None:
+        entry = await players.resolve_best_score(info.context, self.item.player_id, leaderboard_id)
+        return Score(item=entry) if entry else None
+
+    @strawberry.field(description="The player's entries on every board, by board id (AP5).")
+    async def scores(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[Score]:
+        page = await players.resolve_player_scores(info.context, self.item.player_id, first, after)
+        return connection(page, Score.of)
+
+    @strawberry.field(description="The player's sessions, newest first (AP6).")
+    async def sessions(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[Session]:
+        page = await players.resolve_player_sessions(
+            info.context, self.item.player_id, first, after
+        )
+        return connection(page, Session.of)
+
+    @strawberry.field(description="The player's rank on a board, or null if no entry (AP10).")
+    async def rank(self, info: Info[Context, None], leaderboard_id: strawberry.ID) -> Rank | None:
+        rank = await players.resolve_rank(info.context, self.item.player_id, leaderboard_id)
+        return Rank.of(rank)
+
+    @strawberry.field(
+        description="The player's rank on each of several boards (at most 100), in the order "
+        "asked, null where the player has no entry. The lookups run concurrently."
+    )
+    async def ranks(
+        self, info: Info[Context, None], leaderboard_ids: list[strawberry.ID]
+    ) -> list[Rank | None]:
+        found = await players.resolve_ranks(
+            info.context, self.item.player_id, [str(i) for i in leaderboard_ids]
+        )
+        return [Rank.of(r) for r in found]
+
+    @classmethod
+    def of(cls, item: PlayerItem) -> Player:
+        return cls(item=item)

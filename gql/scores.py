@@ -1,0 +1,110 @@
+"""Score (a player's entry on a board) and Rank (its position)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from dynamo.scores import ScoreItem
+from gql.scalars import Long
+from resolvers.context import Context
+from resolvers.loaders import RankInfo
+from resolvers.ranks import WindowRanks, resolve_score_rank
+
+if TYPE_CHECKING:
+    from gql.leaderboards import Leaderboard
+    from gql.players import Player
+
+__all__ = ["Rank", "Score"]
+
+
+@strawberry.type(description="A player's entry on a board: their score there.")
+class Score:
+    item: strawberry.Private[ScoreItem]
+    window: strawberry.Private[WindowRanks | None] = None
+
+    @strawberry.field(description="The board.")
+    async def leaderboard(
+        self, info: Info[Context, None]
+    ) -> Annotated[Leaderboard, strawberry.lazy("gql.leaderboards")]:
+        from gql.leaderboards import Leaderboard
+
+        board = await info.context.loaders.leaderboard.load(self.item.leaderboard_id)
+        if board is None:
+            raise LookupError(f"leaderboard {self.item.leaderboard_id} of a score is missing")
+        return Leaderboard(item=board)
+
+    @strawberry.field(description="The player.")
+    async def player(
+        self, info: Info[Context, None]
+    ) -> Annotated[Player, strawberry.lazy("gql.players")]:
+        from gql.players import Player
+
+        player = await info.context.loaders.player.load(self.item.player_id)
+        if player is None:
+            raise LookupError(f"player {self.item.player_id} of a score is missing")
+        return Player(item=player)
+
+    @strawberry.field(description="The score.")
+    def score(self) -> Long:
+        return Long(self.item.score)
+
+    @strawberry.field(
+        description="The entry's standard competition rank on its board (see Rank.rank). In a "
+        "list of a board's entries the ranks of the whole list are computed together."
+    )
+    async def rank(self, info: Info[Context, None]) -> int | None:
+        return await resolve_score_rank(info.context, self.item, self.window)
+
+    @strawberry.field(description="When the score was attained.")
+    def attained_at(self) -> datetime:
+        return self.item.attained_at
+
+    @strawberry.field(description="The session that produced the score.")
+    def session_id(self) -> strawberry.ID | None:
+        return strawberry.ID(self.item.session_id) if self.item.session_id else None
+
+    @classmethod
+    def of(cls, item: ScoreItem) -> Score:
+        return cls(item=item)
+
+
+@strawberry.type(description='A position on a board, e.g. "211th of 1539".')
+class Rank:
+    rank: int = strawberry.field(
+        description=(
+            "Standard competition rank: 1 + the number of entries with a strictly better score. "
+            'Tied players share a rank ("1224").'
+        )
+    )
+    total: int = strawberry.field(description="Number of entries on the board.")
+    item: strawberry.Private[ScoreItem]
+
+    @strawberry.field(description="Number of entries on the board (the same as total).")
+    def entry_count(self) -> int:
+        return self.total
+
+    @strawberry.field(
+        description="Share of the board's entries, in percent (0-100], that this entry beats or "
+        "ties, itself included: 100 * (total - (rank - 1)) / total. The leader and everyone "
+        "tied with the leader have 100."
+    )
+    def percentile(self) -> float:
+        return 100.0 * (self.total - (self.rank - 1)) / self.total
+
+    @strawberry.field(description="The entry ranked.")
+    def score(self) -> Score:
+        return Score(item=self.item)
+
+    @classmethod
+    def of(cls, rank: RankInfo | None) -> Rank | None:
+        if rank is None:
+            return None
+        return cls(rank=rank.rank, total=rank.total, item=rank.entry)
+
+    @classmethod
+    def all(cls, ranks: list[RankInfo]) -> list[Rank]:
+        return [cls(rank=r.rank, total=r.total, item=r.entry) for r in ranks]

@@ -1,0 +1,81 @@
+"""Resolve functions for leaderboard families and their periodic boards."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from dynamo import families
+from dynamo.families import FamilyItem, concrete_board, period_window
+from dynamo.ids import validate_id, validate_name
+from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
+from resolvers.context import Context
+
+__all__ = [
+    "create_family",
+    "resolve_family",
+    "resolve_family_board",
+    "resolve_family_current",
+    "resolve_family_previous",
+]
+
+
+async def resolve_family(ctx: Context, family_id: str) -> FamilyItem | None:
+    return (await families.get_families(ctx.db, [validate_id(family_id, "id")]))[0]
+
+
+async def resolve_family_board(
+    ctx: Context, family: FamilyItem, at: datetime
+) -> LeaderboardItem | None:
+    """The family's board of the period containing ``at``; None if that period had no play
+    (or its board has expired)."""
+    window = period_window(family, at)
+    if window is None:
+        return None
+    return await ctx.loaders.leaderboard.load(window.leaderboard_id)
+
+
+async def resolve_family_current(ctx: Context, family: FamilyItem) -> LeaderboardItem | None:
+    """The board of the current period, as stored, or as its first play will create it."""
+    at = ctx.clock()
+    window = period_window(family, at)
+    if window is None:
+        return None
+    stored = await ctx.loaders.leaderboard.load(window.leaderboard_id)
+    return stored or concrete_board(family, window, at)
+
+
+async def resolve_family_previous(ctx: Context, family: FamilyItem) -> LeaderboardItem | None:
+    window = period_window(family, ctx.clock())
+    if window is None:
+        return None
+    return await resolve_family_board(ctx, family, window.starts_at - timedelta(milliseconds=1))
+
+
+async def create_family(
+    ctx: Context,
+    *,
+    family_id: str,
+    name: str,
+    period: Period,
+    timezone: str,
+    sort_order: SortOrder,
+    operator: Operator,
+    score_width: int,
+    season_start: datetime | None,
+    season_days: int | None,
+    retention_days: int,
+) -> FamilyItem:
+    family = FamilyItem(
+        family_id=validate_id(family_id, "id"),
+        name=validate_name(name),
+        period=period,
+        timezone=timezone,
+        sort_order=sort_order,
+        operator=operator,
+        score_width=score_width,
+        season_start=season_start,
+        season_days=season_days,
+        retention_days=retention_days,
+        created_at=ctx.clock(),
+    )
+    return await families.create_family(ctx.db, family)

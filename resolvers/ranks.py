@@ -1,0 +1,74 @@
+"""Ranks of the entries of a page or window, computed once per list and only when asked for."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from dynamo import ranks
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.scores import ScoreItem
+from resolvers.context import Context
+
+__all__ = ["MAX_AROUND", "WindowRanks", "check_window_size", "resolve_score_rank"]
+
+MAX_AROUND = 50
+
+
+class WindowRanks:
+    """The ranks of a contiguous run of a board's entries (best first). The first request for
+    any of them computes all of them (no Query for a run from the top, two COUNTs otherwise)."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        leaderboard_id: str,
+        window: Sequence[ScoreItem],
+        *,
+        from_top: bool,
+        known: Sequence[int] | None = None,
+    ) -> None:
+        self._ctx = ctx
+        self._leaderboard_id = leaderboard_id
+        self._window = list(window)
+        self._from_top = from_top
+        self._ranks: asyncio.Future[dict[str, int]] | None = None
+        if known is not None:
+            done: asyncio.Future[dict[str, int]] = asyncio.get_running_loop().create_future()
+            done.set_result(self._by_player(known))
+            self._ranks = done
+
+    def _by_player(self, values: Sequence[int]) -> dict[str, int]:
+        return {e.player_id: r for e, r in zip(self._window, values, strict=True)}
+
+    async def _compute(self) -> dict[str, int]:
+        board = await self._ctx.loaders.leaderboard.load(self._leaderboard_id)
+        if board is None:
+            return {}
+        computed = await ranks.window_ranks(
+            self._ctx.db, board, self._window, from_top=self._from_top
+        )
+        return self._by_player(computed)
+
+    async def rank(self, entry: ScoreItem) -> int | None:
+        if self._ranks is None:
+            self._ranks = asyncio.ensure_future(self._compute())
+        return (await self._ranks).get(entry.player_id)
+
+
+async def resolve_score_rank(
+    ctx: Context, entry: ScoreItem, window: WindowRanks | None
+) -> int | None:
+    """The rank of a Score: from its list when it came in one, else from the rank loader."""
+    if window is not None:
+        return await window.rank(entry)
+    info = await ctx.loaders.rank.load((entry.player_id, entry.leaderboard_id))
+    return info.rank if info is not None else None
+
+
+def check_window_size(before: int, after: int) -> None:
+    for name, value in (("before", before), ("after", after)):
+        if not 0 <= value <= MAX_AROUND:
+            raise LeaderboardError(
+                ErrorCode.INVALID_ARGUMENT, f"{name} must be between 0 and {MAX_AROUND}", name
+            )

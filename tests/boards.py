@@ -1,0 +1,88 @@
+"""Writing a whole board at once, exactly as submissions would leave it (tests only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dynamo.entries import EntryItem, entry_key
+from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, board_key
+from dynamo.players import PlayerItem, player_key
+from dynamo.scores import ScoreItem, rank_value, score_keys
+from dynamo.table import Db, serialize
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Entry:
+    player_id: str
+    score: int
+    attained_at: datetime
+
+
+async def write_items(db: Db, items: list[dict[str, Any]]) -> None:
+    for i in range(0, len(items), 25):
+        request: Any = {
+            db.table: [{"PutRequest": {"Item": serialize(it)}} for it in items[i : i + 25]]
+        }
+        while request:
+            response = await db.client.batch_write_item(RequestItems=request)
+            request = response.get("UnprocessedItems") or {}
+
+
+async def write_board(
+    db: Db, board_id: str, scores: list[int], order: SortOrder = SortOrder.DESC
+) -> tuple[LeaderboardItem, list[Entry]]:
+    """A board whose player ``p<i>`` attained ``scores[i]`` at T0 + i seconds."""
+    board = LeaderboardItem(
+        leaderboard_id=board_id,
+        name=board_id,
+        period=Period.GLOBAL,
+        sort_order=order,
+        entry_count=len(scores),
+        created_at=T0,
+    )
+    entries = [Entry(f"p{i:03d}", s, T0 + timedelta(seconds=i)) for i, s in enumerate(scores)]
+    items: list[dict[str, Any]] = []
+    pk, sk = board_key(board_id)
+    items.append({"pk": pk, "sk": sk, **board.attributes()})
+    for e in entries:
+        score = ScoreItem(
+            leaderboard_id=board_id, player_id=e.player_id, score=e.score, attained_at=e.attained_at
+        )
+        keys = score_keys(board, score)
+        items.append({**keys, **score.attributes()})
+        gpk, gsk = entry_key(e.player_id, board_id)
+        guard = EntryItem(
+            player_id=e.player_id,
+            leaderboard_id=board_id,
+            score=e.score,
+            attained_at=e.attained_at,
+            score_sk=keys["sk"],
+        )
+        items.append({"pk": gpk, "sk": gsk, **guard.attributes()})
+        ppk, psk = player_key(e.player_id)
+        player = PlayerItem(
+            player_id=e.player_id,
+            name=f"Player {e.player_id}",
+            email=f"{e.player_id}@x.example",
+            created_at=T0,
+            updated_at=T0,
+        )
+        items.append({"pk": ppk, "sk": psk, **player.attributes()})
+    await write_items(db, items)
+    return board, entries
+
+
+def oracle(board: LeaderboardItem, entries: list[Entry]) -> list[tuple[str, int, int]]:
+    """(player, score, rank) in board order, by brute force."""
+
+    def value(e: Entry) -> str:
+        return rank_value(e.score, board.score_width, board.sort_order)
+
+    ordered = sorted(entries, key=lambda e: (value(e), -e.attained_at.timestamp()), reverse=True)
+    return [
+        (e.player_id, e.score, 1 + sum(1 for o in entries if value(o) > value(e))) for e in ordered
+    ]
