@@ -18,7 +18,7 @@ DB = web.AppKey("db", Db)
 CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
 
 DEFAULT_QUERY = """\
-# Top 10 of the demo board, with player names.
+# Top 10 of the demo board, with ranks and player names.
 # Run it with the play button or Ctrl-Enter.
 query TopTen {
   leaderboard(id: "global") {
@@ -27,6 +27,7 @@ query TopTen {
     topScores(first: 10) {
       edges {
         node {
+          rank
           score
           attainedAt
           player { id name }

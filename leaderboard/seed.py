@@ -1,4 +1,4 @@
-"""Demo data: boards, players and plays, written through the real submission transaction."""
+"""Demo data: boards, families, players and plays, written through the real submission path."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from datetime import datetime, timedelta
 from tqdm import tqdm
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
+from dynamo.families import FamilyItem, create_family
+from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, create_leaderboard
 from dynamo.players import PlayerItem, create_player
 from dynamo.plays import Submission
 from dynamo.submit import submit_score
 from dynamo.table import Db, now
 
-__all__ = ["SeedReport", "demo_boards", "seed"]
+__all__ = ["SeedReport", "demo_boards", "demo_families", "seed"]
 
 _ADJECTIVES = (
     "Swift",
@@ -70,7 +71,7 @@ class SeedReport:
 
 
 def demo_boards(at: datetime) -> list[LeaderboardItem]:
-    """The demo boards: all-time high scores, a lap-time board, a season and today's board."""
+    """All-time high scores, a lap-time board where lower is better, and a 90-day season."""
     day = at.replace(hour=0, minute=0, second=0, microsecond=0)
     return [
         LeaderboardItem(
@@ -95,40 +96,58 @@ def demo_boards(at: datetime) -> list[LeaderboardItem]:
             ends_at=day + timedelta(days=60),
             created_at=at,
         ),
-        LeaderboardItem(
-            leaderboard_id=f"daily-{day:%Y-%m-%d}",
-            name=f"Daily {day:%Y-%m-%d}",
-            period=Period.DAILY,
-            starts_at=day,
-            ends_at=day + timedelta(days=1),
+    ]
+
+
+def demo_families(at: datetime) -> list[FamilyItem]:
+    """A daily arena board, and a weekly distance board that adds up every run."""
+    return [
+        FamilyItem(family_id="arena", name="Arena daily", period=Period.DAILY, created_at=at),
+        FamilyItem(
+            family_id="distance",
+            name="Weekly distance (m)",
+            period=Period.WEEKLY,
+            operator=Operator.INCREMENT,
             created_at=at,
         ),
     ]
 
 
-def _plays(rng: random.Random, player_id: str, boards: list[LeaderboardItem]) -> list[Submission]:
+def _plays(rng: random.Random, player_id: str) -> list[Submission]:
     plays: list[Submission] = []
-    for board in boards:
-        lap_times = board.sort_order is SortOrder.ASC
-        if lap_times:
-            count = rng.randint(0, 2)
-        elif board.period is Period.DAILY:
-            count = rng.randint(0, 1)
-        else:
-            count = rng.randint(1, 3)
-        for _ in range(count):
-            # Points come in tens, so equal scores (and shared ranks) are common.
-            score = rng.randint(55_000, 120_000) if lap_times else rng.randint(0, 5_000) * 10
-            game = "racer" if lap_times else "arena"
-            plays.append(
-                Submission(
-                    player_id=player_id,
-                    game_id=game,
-                    score=score,
-                    leaderboard_ids=(board.leaderboard_id,),
-                    duration_sec=rng.randint(30, 900),
-                )
+    for _ in range(rng.randint(1, 3)):
+        # Points come in tens, so equal scores (and shared ranks) are common. An arena play
+        # enters the all-time board, the season and today's arena board at once.
+        plays.append(
+            Submission(
+                player_id=player_id,
+                game_id="arena",
+                score=rng.randint(0, 5_000) * 10,
+                leaderboard_ids=("global", "season-1"),
+                family_ids=("arena",),
+                duration_sec=rng.randint(30, 900),
             )
+        )
+    for _ in range(rng.randint(0, 2)):
+        plays.append(
+            Submission(
+                player_id=player_id,
+                game_id="racer",
+                score=rng.randint(55_000, 120_000),
+                leaderboard_ids=("speedrun",),
+                duration_sec=rng.randint(55, 120),
+            )
+        )
+    for _ in range(rng.randint(0, 2)):
+        plays.append(
+            Submission(
+                player_id=player_id,
+                game_id="runner",
+                score=rng.randint(1_000, 12_000),
+                family_ids=("distance",),
+                duration_sec=rng.randint(600, 4_000),
+            )
+        )
     return plays
 
 
@@ -139,9 +158,10 @@ async def seed(
     existing boards and players are kept, and further plays are added."""
     rng = random.Random(rng_seed)
     at = now()
-    boards = demo_boards(at)
-    for board in boards:
+    for board in demo_boards(at):
         await _ignore(ErrorCode.LEADERBOARD_EXISTS, create_leaderboard(db, board))
+    for family in demo_families(at):
+        await _ignore(ErrorCode.LEADERBOARD_EXISTS, create_family(db, family))
     plays: list[Submission] = []
     for n in range(1, players + 1):
         player_id = f"player-{n:04d}"
@@ -154,7 +174,7 @@ async def seed(
             updated_at=at,
         )
         await _ignore(ErrorCode.PLAYER_EXISTS, create_player(db, player))
-        plays.extend(_plays(rng, player_id, boards))
+        plays.extend(_plays(rng, player_id))
     rng.shuffle(plays)
 
     gate = asyncio.Semaphore(concurrency)

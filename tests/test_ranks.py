@@ -125,3 +125,12 @@ async def test_friends_board_and_ranks_on_several_boards(api: Api) -> None:
         {"ids": [f"p{i}" for i in range(101)]},
     )
     assert too_many["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+
+
+async def test_players_by_ids_is_one_batch_get_per_hundred(api: Api) -> None:
+    await write_board(api.db, "big", list(range(120)))
+    ids = [f"p{i:03d}" for i in range(100)]
+    api.reset_calls()
+    data = await api.gql("query($ids: [ID!]!) { players(ids: $ids) { id } }", {"ids": ids})
+    assert [p["id"] for p in data["players"]] == ids
+    assert api.calls == {"BatchGetItem": 1}
