@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import get_players, player_key
 from dynamo.ranks import rank_of
 from dynamo.scores import ScoreItem, score_keys, top_scores
 from dynamo.table import Db, batch_get, serialize
+from tests.boards import write_items
 from tests.conftest import Table
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
-
-
-async def _write(db: Db, items: list[dict[str, Any]]) -> None:
-    for i in range(0, len(items), 25):
-        request: Any = {
-            db.table: [{"PutRequest": {"Item": serialize(it)}} for it in items[i : i + 25]]
-        }
-        while request:
-            response = await db.client.batch_write_item(RequestItems=request)
-            request = response.get("UnprocessedItems") or {}
 
 
 async def _board_with_entries(
@@ -43,7 +33,7 @@ async def _board_with_entries(
         )
         for i, s in enumerate(scores)
     ]
-    await _write(
+    await write_items(
         db,
         [{**score_keys(board, e), **e.attributes(), "filler": "x" * filler} for e in entries],
     )
@@ -84,7 +74,7 @@ async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(table: Table
 
 async def test_batch_get_chunks_by_100_keeps_order_and_reports_missing(table: Table) -> None:
     ids = [f"p{i:03d}" for i in range(250)]
-    await _write(
+    await write_items(
         table.db,
         [
             {
