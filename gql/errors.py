@@ -12,8 +12,9 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.execution import ExecutionResult
 
 from dynamo.errors import LeaderboardError
+from resolvers.context import Context
 
-__all__ = ["ErrorCodes", "UserError", "log_unexpected", "user_errors"]
+__all__ = ["ErrorCodes", "UserError", "classify", "log_unexpected", "user_errors"]
 
 log = logging.getLogger("leaderboard.graphql")
 
@@ -37,7 +38,12 @@ def user_errors(error: LeaderboardError) -> list[UserError]:
     return [UserError(code=error.code.value, message=error.message, field=error.field)]
 
 
-def _classify(error: GraphQLError) -> GraphQLError:
+def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:
+    """Every error with an ``extensions.code`` (errors that have one are kept as they are)."""
+    return [e if (e.extensions or {}).get("code") else _classify(e, request_id) for e in errors]
+
+
+def _classify(error: GraphQLError, request_id: str) -> GraphQLError:
     original = error.original_error
     if isinstance(original, LeaderboardError):
         extensions: dict[str, object] = {"code": original.code.value}
@@ -58,24 +64,37 @@ def _classify(error: GraphQLError) -> GraphQLError:
             error.message, error.nodes, path=error.path, extensions={"code": BAD_USER_INPUT}
         )
     return GraphQLError(
-        "Internal server error", error.nodes, path=error.path, extensions={"code": INTERNAL}
+        f"Internal server error (request {request_id})",
+        error.nodes,
+        path=error.path,
+        extensions={"code": INTERNAL, "requestId": request_id},
     )
 
 
 class ErrorCodes(SchemaExtension):
     """Gives every error an ``extensions.code``; unexpected exceptions become a generic
-    INTERNAL_SERVER_ERROR (their traceback goes to the log, not to the client)."""
+    INTERNAL_SERVER_ERROR (their traceback goes to the log, not to the client). A request
+    refused while parsing skips this hook; the HTTP view classifies its errors."""
 
     def on_operation(self) -> Iterator[None]:
         yield
+        context = self.execution_context.context
+        request_id = ""
+        if isinstance(context, Context):
+            context.operation_name = self.execution_context.operation_name
+            request_id = context.request_id
         result = self.execution_context.result
         if isinstance(result, ExecutionResult | GraphQLResult) and result.errors:
-            result.errors = [_classify(e) for e in result.errors]
+            result.errors = classify(result.errors, request_id)
 
 
-def log_unexpected(errors: list[GraphQLError]) -> None:
+def log_unexpected(errors: list[GraphQLError], request_id: str) -> None:
     """Log, with its traceback, every error raised by the service's own code while executing."""
     for error in errors:
         original = error.original_error
         if error.path is not None and not isinstance(original, LeaderboardError | None):
-            log.error("unexpected error at %s", error.path, exc_info=original)
+            log.error(
+                "unexpected error",
+                exc_info=original,
+                extra={"requestId": request_id, "path": ".".join(map(str, error.path))},
+            )

@@ -23,18 +23,23 @@ from gql.payloads import (
 )
 from gql.players import Player
 from resolvers import families, leaderboards, players, submissions
+from resolvers.auth import require_authenticated
 from resolvers.context import Context
 from resolvers.submissions import SubmitArguments
 
 __all__ = ["Mutation"]
 
 
-@strawberry.type(description="Writes. Each validates fully before writing anything.")
+@strawberry.type(
+    description="Writes. Each needs an API key (Authorization: Bearer <key>; without one, an "
+    "UNAUTHENTICATED error) and validates fully before writing anything."
+)
 class Mutation:
     @strawberry.mutation(description="Create a player.")
     async def create_player(
         self, info: Info[Context, None], input: CreatePlayerInput
     ) -> CreatePlayerPayload:
+        require_authenticated(info.context)
         try:
             player_id = str(input.id) if input.id is not None else None
             player = await players.create_player(info.context, player_id, input.name, input.email)
@@ -46,6 +51,7 @@ class Mutation:
     async def create_leaderboard(
         self, info: Info[Context, None], input: CreateLeaderboardInput
     ) -> CreateLeaderboardPayload:
+        require_authenticated(info.context)
         try:
             board = await leaderboards.create_leaderboard(
                 info.context,
@@ -66,6 +72,7 @@ class Mutation:
     async def create_leaderboard_family(
         self, info: Info[Context, None], input: CreateLeaderboardFamilyInput
     ) -> CreateLeaderboardFamilyPayload:
+        require_authenticated(info.context)
         try:
             family = await families.create_family(
                 info.context,
@@ -91,6 +98,7 @@ class Mutation:
     async def submit_score(
         self, info: Info[Context, None], input: SubmitScoreInput
     ) -> SubmitScorePayload:
+        require_authenticated(info.context)
         args = SubmitArguments(
             player_id=str(input.player_id),
             game_id=str(input.game_id),

@@ -31,9 +31,12 @@ class Player:
     def name(self) -> str:
         return self.item.name
 
-    @strawberry.field(description="Login e-mail address, lower-cased.")
-    def email(self) -> str | None:
-        return self.item.email
+    @strawberry.field(
+        description="Login e-mail address, lower-cased. Private: null unless the request "
+        "carries an API key."
+    )
+    def email(self, info: Info[Context, None]) -> str | None:
+        return self.item.email if info.context.authenticated else None
 
     @strawberry.field(description="Sum of the scores of all the player's sessions, on any board.")
     def lifetime_score(self) -> Long:

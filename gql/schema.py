@@ -6,7 +6,13 @@ from typing import Annotated
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import ParserCache, ValidationCache
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
@@ -19,9 +25,15 @@ from gql.players import Player
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from resolvers import families, leaderboards, players, sessions
+from resolvers.auth import require_authenticated
 from resolvers.context import Context
 
-__all__ = ["Query", "schema"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "Query", "schema"]
+
+MAX_DEPTH = 10
+"""Deepest selection nesting accepted (the deepest useful query nests 8)."""
+MAX_ALIASES = 40
+MAX_TOKENS = 4000
 
 
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
@@ -41,8 +53,11 @@ class Query:
         found = await players.resolve_players(info.context, [str(i) for i in ids])
         return [Player(item=p) if p else None for p in found]
 
-    @strawberry.field(description="A player by login e-mail, case-insensitive (AP2).")
+    @strawberry.field(
+        description="A player by login e-mail, case-insensitive (AP2). Private: needs an API key."
+    )
     async def player_by_email(self, info: Info[Context, None], email: str) -> Player | None:
+        require_authenticated(info.context)
         item = await players.resolve_player_by_email(info.context, email)
         return Player(item=item) if item else None
 
@@ -81,14 +96,24 @@ class LeaderboardSchema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
-        log_unexpected(errors)
+        context = execution_context.context if execution_context else None
+        log_unexpected(errors, context.request_id if isinstance(context, Context) else "")
 
 
 schema = LeaderboardSchema(
     query=Query,
     mutation=Mutation,
-    # Parsing and validating a document is the largest fixed cost of a request; clients send
-    # the same few operations again and again, so both results are kept (bounded LRU).
-    extensions=[ErrorCodes, lambda: ParserCache(maxsize=256), lambda: ValidationCache(maxsize=256)],
+    extensions=[
+        ErrorCodes,
+        # Abuse limits, checked before anything runs. Introspection is exempt from the depth
+        # limit (GraphiQL's schema query nests deeply).
+        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        # Parsing and validating a document is the largest fixed cost of a request; clients
+        # send the same few operations again and again, so both results are kept (bounded).
+        lambda: ParserCache(maxsize=256),
+        lambda: ValidationCache(maxsize=256),
+    ],
     config=StrawberryConfig(scalar_map=SCALARS),
 )

@@ -7,15 +7,25 @@ from datetime import datetime
 
 from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
 
 from dynamo.table import Db
+from gql.auth import ApiKeys
+from gql.errors import classify
 from gql.schema import schema
 from resolvers.context import Context
 
-__all__ = ["CLOCK", "DB", "DEFAULT_QUERY", "LeaderboardView"]
+__all__ = ["API_KEYS", "CLOCK", "DB", "DEFAULT_QUERY", "OPERATION", "REQUEST_ID", "LeaderboardView"]
 
 DB = web.AppKey("db", Db)
 CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
+API_KEYS = web.AppKey("api_keys", ApiKeys)
+REQUEST_ID = web.RequestKey("request_id", str)
+"""The request's id (set by the app's middleware)."""
+OPERATION = web.RequestKey("operation_name", str)
+"""The GraphQL operation's name, left by the view for the request's log line."""
+_CONTEXT = web.RequestKey("graphql_context", Context)
 
 DEFAULT_QUERY = """\
 # Top 10 of the demo board, with ranks and player names.
@@ -50,7 +60,24 @@ class LeaderboardView(GraphQLView[Context, None]):
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
     ) -> Context:
-        return Context(db=request.app[DB], clock=request.app[CLOCK])
+        context = Context(
+            db=request.app[DB],
+            clock=request.app[CLOCK],
+            authenticated=request.app[API_KEYS].accepts(request.headers.get("Authorization")),
+            request_id=request.get(REQUEST_ID, ""),
+        )
+        request[_CONTEXT] = context
+        return context
+
+    async def process_result(
+        self, request: web.Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        context = request.get(_CONTEXT)
+        if context is not None and context.operation_name:
+            request[OPERATION] = context.operation_name
+        if result.errors:
+            result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
+        return await super().process_result(request, result)
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
         return web.Response(text=self._graphiql_page, content_type="text/html")

@@ -14,9 +14,11 @@ from botocore.exceptions import BotoCoreError, ClientError
 from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
 from dynamo.table import Db, now
-from gql.view import CLOCK, DB, DEFAULT_QUERY, LeaderboardView
+from gql.auth import ApiKeys
+from gql.view import API_KEYS, CLOCK, DB, DEFAULT_QUERY, LeaderboardView
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
+from leaderboard.observability import request_context
 
 __all__ = ["CALLS", "create_app"]
 
@@ -43,8 +45,9 @@ def create_app(
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
     AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now"."""
-    app = web.Application(client_max_size=settings.max_body_bytes)
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[request_context])
     app[CLOCK] = clock
+    app[API_KEYS] = ApiKeys(settings.api_keys)
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         session = aioboto3.Session()

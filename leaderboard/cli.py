@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import logging
 import os
+import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,6 +23,7 @@ from leaderboard.app import create_app
 from leaderboard.backend import Backend, open_backend
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.graphiql import ensure_graphiql_assets
+from leaderboard.observability import configure_logging
 from leaderboard.seed import seed
 
 __all__ = ["main"]
@@ -86,10 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("botocore").setLevel(logging.WARNING)
+    configure_logging(os.environ.get("LEADERBOARD_LOG_FORMAT", "json"))
     if args.command == "export-schema":
         return _export_schema(args.output)
     cache_dir = default_cache_dir()
@@ -125,6 +125,14 @@ def _export_schema(output: Path | None) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache: Path) -> int:
+    generated = None
+    if not settings.api_keys and backend.embedded:
+        # A development server: make a key so that writes work from GraphiQL at once.
+        generated = secrets.token_urlsafe(24)
+        settings = replace(settings, api_keys=(generated,))
+    elif not settings.api_keys:
+        log.warning("LEADERBOARD_API_KEYS is not set: writes and private reads are refused")
+
     async def prepare(db: Db) -> None:
         if backend.embedded and await create_table(db.client, db.table):
             log.info("new table %s: loading %d demo players", db.table, args.demo_players)
@@ -139,11 +147,19 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
     url = f"http://{args.host}:{args.port}"
 
     async def announce(_: web.Application) -> None:
+        key_lines = (
+            f"  API key:   {generated}\n"
+            f"             for writes, paste into GraphiQL's Headers pane:\n"
+            f'             {{"Authorization": "Bearer {generated}"}}\n'
+            if generated
+            else ""
+        )
         print(
             f"\nLeaderboard GraphQL service\n"
             f"  GraphiQL:  {url}/graphql\n"
             f"  Health:    {url}/healthz\n"
-            f"  DynamoDB:  {backend.description}, table {settings.table}\n",
+            f"  DynamoDB:  {backend.description}, table {settings.table}\n"
+            f"{key_lines}",
             flush=True,
         )
 

@@ -24,6 +24,7 @@ from leaderboard.embedded import DynamoDBLocal
 from leaderboard.graphiql import ensure_graphiql_assets
 
 LOCAL_CREDENTIALS = ("local", "local")
+API_KEYS = ("test-key-current", "test-key-next")
 
 
 @pytest.fixture(scope="session")
@@ -65,9 +66,19 @@ class Api:
     def reset_calls(self) -> None:
         self.http.app[CALLS].reset()
 
-    async def raw(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-        """POST a GraphQL request; returns the whole response body (data and errors)."""
-        response = await self.http.post("/graphql", json={"query": query, "variables": variables})
+    async def raw(
+        self,
+        query: str,
+        variables: dict[str, Any] | None = None,
+        *,
+        key: str | None = API_KEYS[0],
+    ) -> dict[str, Any]:
+        """POST a GraphQL request (with an API key unless ``key`` is None); returns the whole
+        response body (data and errors)."""
+        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+        response = await self.http.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=headers
+        )
         assert response.status == 200, await response.text()
         body: dict[str, Any] = await response.json()
         return body
@@ -132,6 +143,7 @@ def settings(dynamodb_endpoint: str) -> Settings:
         region="us-east-1",
         table=f"t-{uuid.uuid4().hex[:12]}",
         cursor_secret=b"test-cursor-secret-0123456789",
+        api_keys=API_KEYS,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -53,11 +54,12 @@ def _get(url: str, accept: str = "application/json") -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def _graphql(base: str, query: str) -> dict[str, Any]:
+def _graphql(base: str, query: str, key: str | None = None) -> dict[str, Any]:
+    headers = {"Content-Type": "application/json"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
     request = urllib.request.Request(
-        f"{base}/graphql",
-        data=json.dumps({"query": query}).encode(),
-        headers={"Content-Type": "application/json"},
+        f"{base}/graphql", data=json.dumps({"query": query}).encode(), headers=headers
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         body: dict[str, Any] = json.loads(response.read())
@@ -127,10 +129,14 @@ def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> N
         assert len(scores) == 5
         assert scores == sorted(scores, reverse=True)
         assert all(e["node"]["player"]["name"] for e in top["topScores"]["edges"])
+        # The development server made an API key and printed it for the newcomer.
+        key = re.search(r"API key:\s+(\S+)", output.read_text())
+        assert key is not None, output.read_text()
         _graphql(
             base,
             'mutation { submitScore(input: {playerId: "player-0001", leaderboardId: "global", '
             'gameId: "arena", score: 9999999}) { improved } }',
+            key=key.group(1),
         )
     assert f"GraphiQL:  {base}/graphql" in output.read_text()
 

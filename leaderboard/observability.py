@@ -1,0 +1,111 @@
+"""Request ids, structured JSON logs, and one access-log line per request."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from dynamo.metrics import counting_calls
+from gql.view import OPERATION, REQUEST_ID
+
+__all__ = ["JsonFormatter", "configure_logging", "request_context"]
+
+
+access_log = logging.getLogger("leaderboard.access")
+error_log = logging.getLogger("leaderboard.errors")
+_INCOMING_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, the record's extra fields, and
+    the traceback when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure_logging(log_format: str = "json", level: int = logging.INFO) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        JsonFormatter()
+        if log_format == "json"
+        else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+    logging.getLogger("aiobotocore").setLevel(logging.WARNING)
+    # The access log below replaces aiohttp's own.
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Give the request an id (the client's X-Request-Id if it is a sane one), count its
+    DynamoDB calls, answer unexpected failures with a generic error that names the id, and
+    log one line when it is done."""
+    incoming = request.headers.get("X-Request-Id", "")
+    request_id = incoming if _INCOMING_ID.fullmatch(incoming) else uuid.uuid4().hex
+    request[REQUEST_ID] = request_id
+    calls = counting_calls()
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+    except web.HTTPException as error:
+        status = error.status
+        error.headers["X-Request-Id"] = request_id
+        raise
+    except Exception:
+        error_log.exception("unhandled error", extra={"requestId": request_id})
+        response = web.json_response(
+            {
+                "errors": [
+                    {
+                        "message": f"Internal server error (request {request_id})",
+                        "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+                    }
+                ]
+            },
+            status=500,
+        )
+    finally:
+        access_log.info(
+            "request",
+            extra={
+                "requestId": request_id,
+                "method": request.method,
+                "path": request.path,
+                "status": status,
+                "operationName": request.get(OPERATION),
+                "durationMs": round((time.perf_counter() - started) * 1000, 2),
+                "dynamodbCalls": sum(calls.values()),
+                "dynamodbCallsByOperation": dict(calls),
+            },
+        )
+    response.headers["X-Request-Id"] = request_id
+    return response

@@ -1,0 +1,92 @@
+"""Abuse limits: deep, wide and large requests are refused before anything runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from tests.conftest import Api
+from tests.scan import scan_items
+
+
+async def test_a_twenty_level_deep_query_is_refused(api: Api) -> None:
+    await api.create_player("ann")
+    nested = "player { id }"
+    for _ in range(9):
+        nested = f"player {{ sessions {{ edges {{ node {{ {nested} }} }} }} }}"
+    body = await api.raw(
+        f'{{ session(playerId: "ann", sessionId: "01ARZ3NDEKTSV4RRFFQ69G5FAV") {{ {nested} }} }}'
+    )
+    assert body["data"] is None
+    assert body["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert "maximum operation depth" in body["errors"][0]["message"]
+
+
+async def test_a_thousand_aliases_are_refused_and_write_nothing(api: Api) -> None:
+    await api.create_player("ann")
+    await api.create_board("b")
+    aliases = " ".join(
+        f'a{i}: submitScore(input: {{playerId: "ann", leaderboardId: "b", gameId: "g", '
+        f"score: {i}}}) {{ improved }}"
+        for i in range(1000)
+    )
+    before = await scan_items(api.db)
+    body = await api.raw(f"mutation {{ {aliases} }}")
+    assert body["data"] is None
+    assert {e["extensions"]["code"] for e in body["errors"]} == {"GRAPHQL_VALIDATION_FAILED"}
+    assert len(await scan_items(api.db)) == len(before)
+
+
+async def test_a_reasonable_aliased_query_is_fine(api: Api) -> None:
+    fields = " ".join(f'b{i}: leaderboard(id: "b{i}") {{ id }}' for i in range(20))
+    data = await api.gql(f"{{ {fields} }}")
+    assert data == {f"b{i}": None for i in range(20)}
+
+
+async def test_a_two_megabyte_body_is_413(api: Api) -> None:
+    body = json.dumps({"query": "{ __typename }", "variables": {"pad": "x" * (2 << 20)}})
+    response = await api.http.post(
+        "/graphql", data=io.BytesIO(body.encode()), headers={"Content-Type": "application/json"}
+    )
+    assert response.status == 413
+
+
+@pytest.mark.parametrize("first", [10_000, 101, -1])
+async def test_page_sizes_are_capped(api: Api, first: int) -> None:
+    body = await api.raw(
+        f'{{ gameSessions(gameId: "g", first: {first}) {{ edges {{ cursor }} }} }}'
+    )
+    assert body["errors"][0]["extensions"] == {"code": "INVALID_ARGUMENT", "field": "first"}
+
+
+async def test_unexpected_failures_are_masked_with_a_request_id_and_logged(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    await api.create_player("ann")
+    await api.create_board("b")
+    await api.submit("ann", "b", 1)
+    # A Score item whose player is gone is an inconsistency the service cannot explain.
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key={"pk": {"S": "PLAYER#ann"}, "sk": {"S": "#METADATA"}}
+    )
+    caplog.set_level(logging.ERROR, logger="leaderboard.graphql")
+    response = await api.http.post(
+        "/graphql",
+        json={
+            "query": '{ leaderboard(id: "b") { topScores { edges { node { player { id } } } } } }'
+        },
+        headers={"X-Request-Id": "req-123"},
+    )
+    body = await response.json()
+    assert response.headers["X-Request-Id"] == "req-123"
+    error = body["errors"][0]
+    assert error["message"] == "Internal server error (request req-123)"
+    assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": "req-123"}
+    assert "Traceback" not in json.dumps(body)
+    assert "LookupError" not in json.dumps(body)
+    logged = [r for r in caplog.records if getattr(r, "requestId", None) == "req-123"]
+    assert logged
+    assert logged[0].exc_info is not None
