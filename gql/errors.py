@@ -14,7 +14,7 @@ from strawberry.types.execution import ExecutionResult
 from dynamo.errors import LeaderboardError
 from resolvers.context import Context
 
-__all__ = ["ErrorCodes", "UserError", "classify", "log_unexpected", "user_errors"]
+__all__ = ["ErrorCodes", "UserError", "classify", "coded", "log_unexpected", "user_errors"]
 
 log = logging.getLogger("leaderboard.graphql")
 
@@ -43,13 +43,23 @@ def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:
     return [e if (e.extensions or {}).get("code") else _classify(e, request_id) for e in errors]
 
 
+def coded(error: LeaderboardError, source: GraphQLError | None = None) -> GraphQLError:
+    """The GraphQL error for a domain error: its message, code and field."""
+    extensions: dict[str, object] = {"code": error.code.value}
+    if error.field:
+        extensions["field"] = error.field
+    return GraphQLError(
+        error.message,
+        source.nodes if source else None,
+        path=source.path if source else None,
+        extensions=extensions,
+    )
+
+
 def _classify(error: GraphQLError, request_id: str) -> GraphQLError:
     original = error.original_error
     if isinstance(original, LeaderboardError):
-        extensions: dict[str, object] = {"code": original.code.value}
-        if original.field:
-            extensions["field"] = original.field
-        return GraphQLError(original.message, error.nodes, path=error.path, extensions=extensions)
+        return coded(original, error)
     if error.path is None:
         # Parsing, validation and variable coercion: the client sent a bad request.
         code = BAD_USER_INPUT if error.message.startswith("Variable ") else VALIDATION_FAILED

@@ -24,6 +24,7 @@ from gql.mutations import Mutation
 from gql.players import Player
 from gql.scalars import SCALARS
 from gql.sessions import Session
+from gql.subscriptions import Subscription
 from resolvers import families, leaderboards, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
@@ -103,6 +104,7 @@ class LeaderboardSchema(strawberry.Schema):
 schema = LeaderboardSchema(
     query=Query,
     mutation=Mutation,
+    subscription=Subscription,
     extensions=[
         ErrorCodes,
         # Abuse limits, checked before anything runs. Introspection is exempt from the depth

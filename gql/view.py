@@ -14,13 +14,24 @@ from dynamo.table import Db
 from gql.auth import ApiKeys
 from gql.errors import classify
 from gql.schema import schema
+from resolvers.broker import Broker
 from resolvers.context import Context
 
-__all__ = ["API_KEYS", "CLOCK", "DB", "DEFAULT_QUERY", "OPERATION", "REQUEST_ID", "LeaderboardView"]
+__all__ = [
+    "API_KEYS",
+    "BROKER",
+    "CLOCK",
+    "DB",
+    "DEFAULT_QUERY",
+    "OPERATION",
+    "REQUEST_ID",
+    "LeaderboardView",
+]
 
 DB = web.AppKey("db", Db)
 CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
 API_KEYS = web.AppKey("api_keys", ApiKeys)
+BROKER = web.AppKey("broker", Broker)
 REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (set by the app's middleware)."""
 OPERATION = web.RequestKey("operation_name", str)
@@ -65,6 +76,7 @@ class LeaderboardView(GraphQLView[Context, None]):
             clock=request.app[CLOCK],
             authenticated=request.app[API_KEYS].accepts(request.headers.get("Authorization")),
             request_id=request.get(REQUEST_ID, ""),
+            broker=request.app[BROKER],
         )
         request[_CONTEXT] = context
         return context

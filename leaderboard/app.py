@@ -15,10 +15,11 @@ from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
 from dynamo.table import Db, now
 from gql.auth import ApiKeys
-from gql.view import API_KEYS, CLOCK, DB, DEFAULT_QUERY, LeaderboardView
+from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, LeaderboardView
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
 from leaderboard.observability import request_context
+from resolvers.broker import Broker
 
 __all__ = ["CALLS", "create_app"]
 
@@ -48,6 +49,7 @@ def create_app(
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[request_context])
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys)
+    app[BROKER] = Broker()
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         session = aioboto3.Session()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from dynamo.table import Db, now
+from resolvers.broker import Broker
 from resolvers.loaders import Loaders
 
 __all__ = ["Context"]
@@ -17,6 +18,8 @@ class Context:
     db: Db
     clock: Callable[[], datetime] = now
     """The service's notion of now (plays are stamped with it; periods are chosen by it)."""
+    broker: Broker = field(default_factory=Broker)
+    """Where plays announce the boards they changed (shared by the whole app)."""
     authenticated: bool = False
     """Whether the request presented a valid API key."""
     request_id: str = ""

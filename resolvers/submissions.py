@@ -52,4 +52,7 @@ async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
         if board.board is not None:
             loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
     loaders.session.prime((submission.player_id, result.session.session_id), result.session)
+    for board in result.boards:
+        if board.improved and not result.duplicate:
+            ctx.broker.publish(board.leaderboard_id)
     return result

@@ -1,0 +1,56 @@
+"""Subscriptions, over the graphql-transport-ws protocol."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from dynamo.errors import LeaderboardError
+from dynamo.scores import ScoreItem
+from gql.errors import coded
+from gql.scores import Score
+from resolvers import live
+from resolvers.context import Context
+from resolvers.ranks import WindowRanks
+
+__all__ = ["LeaderboardTop", "Subscription"]
+
+
+@strawberry.type(description="The top entries of a board at one moment.")
+class LeaderboardTop:
+    leaderboard_id: strawberry.ID = strawberry.field(description="The board.")
+    entries: list[Score] = strawberry.field(description="Its top entries, best first, ranked.")
+
+
+@strawberry.type(description="Live updates, over WebSocket (graphql-transport-ws).")
+class Subscription:
+    @strawberry.subscription(
+        description="The board's top `first` entries (default 10, at most 100): once when "
+        "subscribing, then each time a play changes them. Plays that do not change the top "
+        "send nothing."
+    )
+    async def leaderboard_changed(
+        self,
+        info: Info[Context, None],
+        leaderboard_id: strawberry.ID,
+        first: Annotated[
+            int | None, strawberry.argument(description="How many top entries, 1 to 100.")
+        ] = 10,
+    ) -> AsyncGenerator[LeaderboardTop, None]:
+        board_id = str(leaderboard_id)
+        try:
+            async for top in live.watch_top(info.context, board_id, first):
+                yield LeaderboardTop(
+                    leaderboard_id=leaderboard_id, entries=_ranked(info, board_id, top)
+                )
+        except LeaderboardError as error:
+            # Errors of a running stream do not pass the schema's error hook.
+            raise coded(error) from None
+
+
+def _ranked(info: Info[Context, None], board_id: str, top: list[ScoreItem]) -> list[Score]:
+    window = WindowRanks(info.context, board_id, top, from_top=True)
+    return [Score(item=item, window=window) for item in top]

@@ -1,0 +1,111 @@
+"""Live leaderboards over graphql-transport-ws, with real WebSocket clients."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiohttp import ClientWebSocketResponse
+
+from gql.view import BROKER
+from tests.conftest import Api
+
+WATCH = """subscription { leaderboardChanged(leaderboardId: "b", first: 3) {
+    leaderboardId entries { rank score player { id } } } }"""
+
+
+@asynccontextmanager
+async def _subscribed(api: Api, query: str = WATCH) -> AsyncIterator[ClientWebSocketResponse]:
+    async with api.http.ws_connect("/graphql", protocols=("graphql-transport-ws",)) as ws:
+        await ws.send_json({"type": "connection_init"})
+        assert (await ws.receive_json(timeout=5))["type"] == "connection_ack"
+        await ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": query}})
+        yield ws
+
+
+async def _next(ws: ClientWebSocketResponse) -> list[tuple[str, int, int]]:
+    message: dict[str, Any] = await ws.receive_json(timeout=5)
+    assert message["type"] == "next", message
+    top = message["payload"]["data"]["leaderboardChanged"]
+    assert top["leaderboardId"] == "b"
+    return [(e["player"]["id"], e["score"], e["rank"]) for e in top["entries"]]
+
+
+async def _silent(ws: ClientWebSocketResponse, seconds: float = 0.7) -> bool:
+    """True when nothing at all arrives within ``seconds``."""
+    try:
+        await ws.receive(timeout=seconds)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def test_two_clients_see_changes_to_the_top_and_only_those(api: Api) -> None:
+    for p in ("ann", "bob", "cat", "dan", "eve"):
+        await api.create_player(p)
+    await api.create_board("b")
+    for p, s in (("ann", 50), ("bob", 40), ("cat", 30), ("dan", 10)):
+        await api.submit(p, "b", s)
+
+    async with _subscribed(api) as one, _subscribed(api) as two:
+        start = [("ann", 50, 1), ("bob", 40, 2), ("cat", 30, 3)]
+        assert await _next(one) == start
+        assert await _next(two) == start
+
+        # eve enters at 45: the top 3 changes, both clients hear of it.
+        assert (await api.submit("eve", "b", 45))["improved"]
+        changed = [("ann", 50, 1), ("eve", 45, 2), ("bob", 40, 3)]
+        assert await _next(one) == changed
+        assert await _next(two) == changed
+
+        # dan improves from 10 to 20: still 5th, so neither client hears anything; a worse
+        # play by ann changes nothing at all.
+        assert (await api.submit("dan", "b", 20))["improved"]
+        assert not (await api.submit("ann", "b", 1))["improved"]
+        assert all(await asyncio.gather(_silent(one), _silent(two)))
+
+        # A tie with the leader, attained later, lists second and shares rank 1.
+        await api.submit("cat", "b", 50)
+        tied = [("ann", 50, 1), ("cat", 50, 1), ("eve", 45, 3)]
+        assert await _next(one) == tied
+        assert await _next(two) == tied
+
+
+async def test_unknown_board_and_bad_arguments_end_the_subscription_with_an_error(
+    api: Api,
+) -> None:
+    for query, code in [
+        (
+            'subscription { leaderboardChanged(leaderboardId: "nope") { leaderboardId } }',
+            "LEADERBOARD_NOT_FOUND",
+        ),
+        (
+            'subscription { leaderboardChanged(leaderboardId: "b", first: 1000) { leaderboardId }'
+            " }",
+            "INVALID_ARGUMENT",
+        ),
+    ]:
+        async with _subscribed(api, query) as ws:
+            message = await ws.receive_json(timeout=5)
+            assert message["type"] in ("next", "error"), message
+            errors = (
+                message["payload"] if message["type"] == "error" else message["payload"]["errors"]
+            )
+            assert errors[0]["extensions"]["code"] == code, message
+
+
+async def test_closing_a_subscription_stops_listening(api: Api) -> None:
+    await api.create_player("ann")
+    await api.create_board("b")
+    await api.submit("ann", "b", 1)
+    broker = api.http.app[BROKER]
+    async with _subscribed(api) as ws:
+        await _next(ws)
+        assert broker.listening("b") == 1
+    for _ in range(50):
+        if broker.listening("b") == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert broker.listening("b") == 0
