@@ -2,9 +2,10 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install serve test lint typecheck pytest schema bench clean
+.PHONY: install node-install browser serve test lint typecheck pytest codegen schema-diff schema bench clean
 
 install: $(VENV)/.installed
 
@@ -12,6 +13,18 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
+
+# Node tooling for the contract checks, pinned in package-lock.json.
+node-install: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+# Debian's Chromium, which tests/test_browser.py drives through Playwright; installed only
+# when missing (needs root).
+browser:
+	test -x /usr/bin/chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 serve: install
 	$(BIN)/leaderboard serve
@@ -23,10 +36,23 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-pytest: install
+pytest: install node_modules/.installed browser
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+# TypeScript types for the frontend operations in examples/operations/: fails when an
+# operation does not validate against schema.graphql or a scalar has no TypeScript mapping.
+codegen: node_modules/.installed
+	rm -rf examples/generated
+	$(NODE_BIN)/graphql-codegen --config codegen.yml --errors-only
+	$(NODE_BIN)/tsc --noEmit --strict --noUnusedLocals --isolatedModules --verbatimModuleSyntax \
+	  --target es2022 --lib es2022 --module esnext --moduleResolution bundler examples/generated/*.ts
+
+# Fails on a breaking change from the last released schema, schema/released.graphql; each
+# release commit copies the schema.graphql it ships there.
+schema-diff: node_modules/.installed
+	$(NODE_BIN)/graphql-inspector diff schema/released.graphql schema.graphql
+
+test: lint typecheck codegen schema-diff pytest
 
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
@@ -35,4 +61,4 @@ bench: install
 	$(BIN)/python -m bench.access_patterns
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated

@@ -9,6 +9,7 @@ from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
 
 from dynamo.table import Db
 from gql.auth import ApiKeys
@@ -37,6 +38,24 @@ REQUEST_ID = web.RequestKey("request_id", str)
 OPERATION = web.RequestKey("operation_name", str)
 """The GraphQL operation's name, left by the view for the request's log line."""
 _CONTEXT = web.RequestKey("graphql_context", Context)
+_RESPONSE = web.RequestKey("graphql_response", web.Response)
+_MEDIA_TYPE = web.ResponseKey("media_type", str)
+
+JSON = "application/json"
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+def _wants_graphql_response(accept: str) -> bool:
+    """Whether the client prefers application/graphql-response+json (the GraphQL over HTTP
+    media type) to application/json; without an Accept header, it does not."""
+    weights: dict[str, float] = {}
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        quality = next((float(p[2:]) for p in params if p.startswith("q=")), 1.0)
+        weights[media.lower()] = quality
+    ours = weights.get(GRAPHQL_RESPONSE, 0.0)
+    return ours > 0 and ours >= max(weights.get(JSON, 0.0), weights.get("*/*", 0.0))
+
 
 DEFAULT_QUERY = """\
 # Top 10 of the demo board, with ranks and player names.
@@ -79,6 +98,8 @@ class LeaderboardView(GraphQLView[Context, None]):
             broker=request.app[BROKER],
         )
         request[_CONTEXT] = context
+        if isinstance(response, web.Response):
+            request[_RESPONSE] = response
         return context
 
     async def process_result(
@@ -89,7 +110,25 @@ class LeaderboardView(GraphQLView[Context, None]):
             request[OPERATION] = context.operation_name
         if result.errors:
             result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
-        return await super().process_result(request, result)
+        body = await super().process_result(request, result)
+        response = request.get(_RESPONSE)
+        if response is not None and _wants_graphql_response(request.headers.get("Accept", "")):
+            response[_MEDIA_TYPE] = GRAPHQL_RESPONSE
+            if isinstance(result, PreExecutionError):
+                # Refused before execution (unparsable, invalid, bad variables): no data at
+                # all, and a 4xx status, as the graphql-response+json media type requires.
+                response.set_status(400)
+                body.pop("data", None)
+        return body
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: web.Response,
+    ) -> web.Response:
+        response = super().create_response(response_data, sub_response)
+        response.content_type = sub_response.get(_MEDIA_TYPE, JSON)
+        return response
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
         return web.Response(text=self._graphiql_page, content_type="text/html")

@@ -39,7 +39,7 @@ def test_the_formatter_writes_tracebacks_as_a_field() -> None:
         raise ValueError("boom")
     except ValueError:
         record = logging.getLogger("x").makeRecord(
-            "x", logging.ERROR, "f", 1, "failed", None, exc_info=__import__("sys").exc_info()
+            "x", logging.ERROR, "f", 1, "failed", (), exc_info=__import__("sys").exc_info()
         )
     line = json.loads(JsonFormatter().format(record))
     assert line["level"] == "error"
