@@ -2,27 +2,52 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 import strawberry
+from strawberry.types.enum import StrawberryEnumDefinition
 
 from dynamo.leaderboards import Operator, Period, SortOrder
 
 __all__ = ["Operator", "Period", "SortOrder"]
 
-strawberry.enum(
+
+def _register(enum: type[Enum], name: str, description: str, values: dict[Enum, str]) -> None:
+    """Register ``enum`` as a GraphQL enum, each value with its description."""
+    strawberry.enum(enum, name=name, description=description)
+    definition = getattr(enum, "__strawberry_definition__", None)
+    assert isinstance(definition, StrawberryEnumDefinition)
+    for value in definition.values:
+        value.description = values[enum[value.name]]
+
+
+_register(
     Period,
-    name="LeaderboardPeriod",
-    description="How long a board runs: a day, a week, a season, or for ever.",
+    "LeaderboardPeriod",
+    "How long a board runs.",
+    {
+        Period.DAILY: "One day (a family's daily board runs from local midnight to midnight).",
+        Period.WEEKLY: "One ISO week, Monday to Sunday.",
+        Period.SEASON: "A season: fixed dates, or a family's fixed-length season.",
+        Period.GLOBAL: "For ever (all-time).",
+    },
 )
-strawberry.enum(
+_register(
     SortOrder,
-    name="SortOrder",
-    description="Which scores are better: DESC, higher is better; ASC, lower (a time) is better.",
+    "SortOrder",
+    "Which scores are better.",
+    {
+        SortOrder.DESC: "Higher is better (points).",
+        SortOrder.ASC: "Lower is better (a lap time, strokes).",
+    },
 )
-strawberry.enum(
+_register(
     Operator,
-    name="ScoreOperator",
-    description=(
-        "How a play changes a player's entry: BEST keeps the best score, LATEST the latest one, "
-        "INCREMENT adds the score to the entry (a season's total distance, say)."
-    ),
+    "ScoreOperator",
+    "How a play changes a player's entry on a board.",
+    {
+        Operator.BEST: "The entry is the player's best score; an equal score keeps the earlier.",
+        Operator.LATEST: "The entry is the player's latest score.",
+        Operator.INCREMENT: "The entry is the sum of the player's scores (a season's distance).",
+    },
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.types import Info
@@ -86,6 +87,10 @@ class LeaderboardFamily:
         description="The board of the period containing `at`, if it had any "
         "play and has not expired."
     )
-    async def board(self, info: Info[Context, None], at: datetime) -> Leaderboard | None:
+    async def board(
+        self,
+        info: Info[Context, None],
+        at: Annotated[datetime, strawberry.argument(description="An instant of the period.")],
+    ) -> Leaderboard | None:
         board = await families.resolve_family_board(info.context, self.item, at)
         return Leaderboard(item=board) if board else None

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Leaderboard"]
 
 AROUND = "How many entries to include {} the player's, 0 to 50."
+PLAYER = strawberry.argument(description="The player's id.")
 
 
 @strawberry.type(description="A leaderboard: its rules and its entries.")
@@ -99,7 +100,9 @@ class Leaderboard:
         return connection(page, lambda item: Score(item=item, window=window))
 
     @strawberry.field(description="A player's rank on this board, or null if no entry (AP10).")
-    async def rank_of(self, info: Info[Context, None], player_id: strawberry.ID) -> Rank | None:
+    async def rank_of(
+        self, info: Info[Context, None], player_id: Annotated[strawberry.ID, PLAYER]
+    ) -> Rank | None:
         rank = await leaderboards.resolve_rank_of(info.context, self.item.leaderboard_id, player_id)
         return Rank.of(rank)
 
@@ -108,7 +111,11 @@ class Leaderboard:
         "first, each with its rank on the whole board. Players without an entry are left out."
     )
     async def ranks_of(
-        self, info: Info[Context, None], player_ids: list[strawberry.ID]
+        self,
+        info: Info[Context, None],
+        player_ids: Annotated[
+            list[strawberry.ID], strawberry.argument(description="The players, at most 100.")
+        ],
     ) -> list[Rank]:
         found = await leaderboards.resolve_ranks_of(
             info.context, self.item.leaderboard_id, [str(p) for p in player_ids]
@@ -122,7 +129,7 @@ class Leaderboard:
     async def around(
         self,
         info: Info[Context, None],
-        player_id: strawberry.ID,
+        player_id: Annotated[strawberry.ID, PLAYER],
         before: Annotated[int, strawberry.argument(description=AROUND.format("above"))] = 5,
         after: Annotated[int, strawberry.argument(description=AROUND.format("below"))] = 5,
     ) -> list[Rank] | None:

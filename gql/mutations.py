@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 from strawberry.types import Info
 
@@ -29,6 +31,8 @@ from resolvers.submissions import SubmitArguments
 
 __all__ = ["Mutation"]
 
+INPUT = strawberry.argument(description="What to write.")
+
 
 @strawberry.type(
     description="Writes. Each needs an API key (Authorization: Bearer <key>; without one, an "
@@ -37,7 +41,7 @@ __all__ = ["Mutation"]
 class Mutation:
     @strawberry.mutation(description="Create a player.")
     async def create_player(
-        self, info: Info[Context, None], input: CreatePlayerInput
+        self, info: Info[Context, None], input: Annotated[CreatePlayerInput, INPUT]
     ) -> CreatePlayerPayload:
         require_authenticated(info.context)
         try:
@@ -49,7 +53,7 @@ class Mutation:
 
     @strawberry.mutation(description="Create a leaderboard.")
     async def create_leaderboard(
-        self, info: Info[Context, None], input: CreateLeaderboardInput
+        self, info: Info[Context, None], input: Annotated[CreateLeaderboardInput, INPUT]
     ) -> CreateLeaderboardPayload:
         require_authenticated(info.context)
         try:
@@ -70,7 +74,7 @@ class Mutation:
 
     @strawberry.mutation(description="Create a periodic leaderboard family.")
     async def create_leaderboard_family(
-        self, info: Info[Context, None], input: CreateLeaderboardFamilyInput
+        self, info: Info[Context, None], input: Annotated[CreateLeaderboardFamilyInput, INPUT]
     ) -> CreateLeaderboardFamilyPayload:
         require_authenticated(info.context)
         try:
@@ -96,7 +100,7 @@ class Mutation:
         "board named, all in one transaction. Nothing is written unless all of it is."
     )
     async def submit_score(
-        self, info: Info[Context, None], input: SubmitScoreInput
+        self, info: Info[Context, None], input: Annotated[SubmitScoreInput, INPUT]
     ) -> SubmitScorePayload:
         require_authenticated(info.context)
         args = SubmitArguments(

@@ -18,6 +18,8 @@ from resolvers.context import Context
 
 __all__ = ["Player"]
 
+BOARD = strawberry.argument(description="The board's id.")
+
 
 @strawberry.type(description="A player: profile and lifetime statistics.")
 class Player:
@@ -56,7 +58,7 @@ class Player:
 
     @strawberry.field(description="The player's entry on a board, or null if none (AP4).")
     async def best_score(
-        self, info: Info[Context, None], leaderboard_id: strawberry.ID
+        self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
     ) -> Score | None:
         entry = await players.resolve_best_score(info.context, self.item.player_id, leaderboard_id)
         return Score(item=entry) if entry else None
@@ -84,7 +86,9 @@ class Player:
         return connection(page, Session.of)
 
     @strawberry.field(description="The player's rank on a board, or null if no entry (AP10).")
-    async def rank(self, info: Info[Context, None], leaderboard_id: strawberry.ID) -> Rank | None:
+    async def rank(
+        self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
+    ) -> Rank | None:
         rank = await players.resolve_rank(info.context, self.item.player_id, leaderboard_id)
         return Rank.of(rank)
 
@@ -93,7 +97,11 @@ class Player:
         "asked, null where the player has no entry. The lookups run concurrently."
     )
     async def ranks(
-        self, info: Info[Context, None], leaderboard_ids: list[strawberry.ID]
+        self,
+        info: Info[Context, None],
+        leaderboard_ids: Annotated[
+            list[strawberry.ID], strawberry.argument(description="The boards, at most 100.")
+        ],
     ) -> list[Rank | None]:
         found = await players.resolve_ranks(
             info.context, self.item.player_id, [str(i) for i in leaderboard_ids]

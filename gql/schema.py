@@ -29,6 +29,8 @@ from resolvers import families, leaderboards, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
 
+ID_ARG = strawberry.argument(description="The id.")
+
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "Query", "schema"]
 
 MAX_DEPTH = 10
@@ -40,7 +42,9 @@ MAX_TOKENS = 4000
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
 class Query:
     @strawberry.field(description="A player by id (AP1).")
-    async def player(self, info: Info[Context, None], id: strawberry.ID) -> Player | None:
+    async def player(
+        self, info: Info[Context, None], id: Annotated[strawberry.ID, ID_ARG]
+    ) -> Player | None:
         item = await players.resolve_player(info.context, id)
         return Player(item=item) if item else None
 
@@ -49,7 +53,9 @@ class Query:
         "batched read."
     )
     async def players(
-        self, info: Info[Context, None], ids: list[strawberry.ID]
+        self,
+        info: Info[Context, None],
+        ids: Annotated[list[strawberry.ID], strawberry.argument(description="At most 100 ids.")],
     ) -> list[Player | None]:
         found = await players.resolve_players(info.context, [str(i) for i in ids])
         return [Player(item=p) if p else None for p in found]
@@ -57,26 +63,37 @@ class Query:
     @strawberry.field(
         description="A player by login e-mail, case-insensitive (AP2). Private: needs an API key."
     )
-    async def player_by_email(self, info: Info[Context, None], email: str) -> Player | None:
+    async def player_by_email(
+        self,
+        info: Info[Context, None],
+        email: Annotated[str, strawberry.argument(description="Login e-mail address.")],
+    ) -> Player | None:
         require_authenticated(info.context)
         item = await players.resolve_player_by_email(info.context, email)
         return Player(item=item) if item else None
 
     @strawberry.field(description="A leaderboard by id (AP9).")
-    async def leaderboard(self, info: Info[Context, None], id: strawberry.ID) -> Leaderboard | None:
+    async def leaderboard(
+        self, info: Info[Context, None], id: Annotated[strawberry.ID, ID_ARG]
+    ) -> Leaderboard | None:
         item = await leaderboards.resolve_leaderboard(info.context, id)
         return Leaderboard(item=item) if item else None
 
     @strawberry.field(description="A periodic leaderboard family by id.")
     async def leaderboard_family(
-        self, info: Info[Context, None], id: strawberry.ID
+        self, info: Info[Context, None], id: Annotated[strawberry.ID, ID_ARG]
     ) -> LeaderboardFamily | None:
         item = await families.resolve_family(info.context, id)
         return LeaderboardFamily(item=item) if item else None
 
     @strawberry.field(description="One session by its player and id (AP8).")
     async def session(
-        self, info: Info[Context, None], player_id: strawberry.ID, session_id: strawberry.ID
+        self,
+        info: Info[Context, None],
+        player_id: Annotated[strawberry.ID, strawberry.argument(description="Who played.")],
+        session_id: Annotated[
+            strawberry.ID, strawberry.argument(description="The session's id, a ULID.")
+        ],
     ) -> Session | None:
         item = await sessions.resolve_session(info.context, player_id, session_id)
         return Session(item=item) if item else None
@@ -85,7 +102,7 @@ class Query:
     async def game_sessions(
         self,
         info: Info[Context, None],
-        game_id: strawberry.ID,
+        game_id: Annotated[strawberry.ID, strawberry.argument(description="The game.")],
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Session]:

@@ -35,7 +35,7 @@ class Subscription:
     async def leaderboard_changed(
         self,
         info: Info[Context, None],
-        leaderboard_id: strawberry.ID,
+        leaderboard_id: Annotated[strawberry.ID, strawberry.argument(description="The board.")],
         first: Annotated[
             int | None, strawberry.argument(description="How many top entries, 1 to 100.")
         ] = 10,

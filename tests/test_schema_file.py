@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphql import build_schema
+from graphql import GraphQLEnumType, GraphQLInputObjectType, GraphQLObjectType, build_schema
 
 from gql.schema import schema
 
@@ -41,3 +41,23 @@ def test_contract_names_are_present() -> None:
         "SortOrder",
     ):
         assert name in sdl.type_map, name
+
+
+def test_every_type_field_argument_and_enum_value_has_a_description() -> None:
+    sdl = build_schema((ROOT / "schema.graphql").read_text())
+    missing = []
+    for name, kind in sdl.type_map.items():
+        if name.startswith("__") or name in {"String", "Int", "Float", "Boolean", "ID"}:
+            continue
+        if not kind.description:
+            missing.append(f"type {name}")
+        if isinstance(kind, GraphQLObjectType | GraphQLInputObjectType):
+            for field_name, field in kind.fields.items():
+                if not field.description:
+                    missing.append(f"{name}.{field_name}")
+                for arg_name, arg in getattr(field, "args", {}).items():
+                    if not arg.description:
+                        missing.append(f"{name}.{field_name}({arg_name})")
+        if isinstance(kind, GraphQLEnumType):
+            missing += [f"{name}.{v}" for v, value in kind.values.items() if not value.description]
+    assert missing == []
