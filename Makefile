@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser serve test lint typecheck pytest codegen schema-diff schema bench clean
+.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench clean
 
 install: $(VENV)/.installed
 
@@ -26,6 +26,11 @@ node_modules/.installed: package.json package-lock.json
 browser:
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
+# Debian's redis-server, which leaderboard.redis_server runs as a child process for the tests;
+# installed only when missing (needs root).
+redis:
+	command -v redis-server >/dev/null || test -x /usr/bin/redis-server || (apt-get update && apt-get install -y --no-install-recommends redis-server)
+
 serve: install
 	$(BIN)/leaderboard serve
 
@@ -36,7 +41,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-pytest: install node_modules/.installed browser
+pytest: install node_modules/.installed browser redis
 	$(BIN)/pytest
 
 # TypeScript types for the frontend operations in examples/operations/: fails when an

@@ -17,7 +17,7 @@ from datetime import datetime
 from dynamo.scores import ScoreItem, best_score
 from dynamo.table import Db, Item, Key, batch_get, parse
 
-__all__ = ["EntryItem", "as_score", "current_entries", "entry_key"]
+__all__ = ["EntryItem", "as_score", "current_entries", "entry_key", "is_entry_key"]
 
 PK = "PLAYER#{player_id}"
 SK = "ENTRY#{leaderboard_id}"
@@ -30,11 +30,21 @@ class EntryItem(Item):
     attained_at: datetime
     session_id: str | None = None
     score_sk: str
+    rank_value: str = ""
+    """The entry's rank value (see dynamo.scores), for readers of the table's stream."""
+    tie_value: str = ""
+    version: int = 0
+    """Counts the guard's writes: orders its changes for readers of the table's stream."""
     ttl: int | None = None
 
 
 def entry_key(player_id: str, leaderboard_id: str) -> Key:
     return (PK.format(player_id=player_id), SK.format(leaderboard_id=leaderboard_id))
+
+
+def is_entry_key(pk: str, sk: str) -> bool:
+    """Whether a key is an entry guard's (for readers of the table's stream)."""
+    return pk.startswith(PK.split("{")[0]) and sk.startswith(SK.split("{")[0])
 
 
 def as_score(entry: EntryItem) -> ScoreItem:

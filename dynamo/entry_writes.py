@@ -16,7 +16,7 @@ from typing import Any
 from dynamo.entries import EntryItem, entry_key
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.leaderboards import LeaderboardItem, Operator, board_key
-from dynamo.scores import ScoreItem, rank_value, score_keys
+from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
 from dynamo.table import serialize
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
@@ -117,6 +117,9 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         attained_at=change.entry.attained_at,
         session_id=change.entry.session_id,
         score_sk=keys["sk"],
+        rank_value=rank_value(change.entry.score, board.score_width, board.sort_order),
+        tie_value=tie_value(change.entry.attained_at),
+        version=(change.old.version if change.old else 0) + 1,
         ttl=board.ttl,
     )
     put_guard: dict[str, Any] = {
@@ -129,10 +132,11 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         put_guard["ConditionExpression"] = "scoreSk = :old"
         put_guard["ExpressionAttributeValues"] = serialize({":old": change.old.score_sk})
     items.append(("entry", {"Put": put_guard}))
+    entry = change.entry.model_copy(update={"version": guard.version})
     if change.old is not None and change.old.score_sk != keys["sk"]:
         old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
         items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
-    put_score = {"TableName": table, "Item": serialize({**keys, **change.entry.attributes()})}
+    put_score = {"TableName": table, "Item": serialize({**keys, **entry.attributes()})}
     items.append(("score", {"Put": put_score}))
     return items
 

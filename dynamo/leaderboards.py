@@ -28,6 +28,7 @@ __all__ = [
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
+    "is_board_key",
 ]
 
 PK = "LEADERBOARD#{leaderboard_id}"
@@ -89,6 +90,11 @@ class LeaderboardItem(Item):
 
 def board_key(leaderboard_id: str) -> Key:
     return (PK.format(leaderboard_id=leaderboard_id), SK)
+
+
+def is_board_key(pk: str, sk: str) -> bool:
+    """Whether a key is a board's metadata item (for readers of the table's stream)."""
+    return pk.startswith(PK.split("{")[0]) and sk == SK
 
 
 async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None:

@@ -31,7 +31,7 @@ from dynamo.scores import (
 )
 from dynamo.table import Db, count, parse, query_items
 
-__all__ = ["around", "better_counts", "rank_of", "window_ranks"]
+__all__ = ["around", "better_counts", "rank_of", "ranks_in_window", "window_ranks"]
 
 
 def _boundary(value: str) -> str:
@@ -78,17 +78,30 @@ async def window_ranks(
     """
     if not window:
         return []
-    values = [_value(board, e) for e in window]
-    top = values[0]
     if from_top:
-        better_than_top, ties_above = 0, 0
-    else:
-        better_than_top, with_top = await asyncio.gather(
-            _count_between(db, board, _boundary(top), SCORE_RANGE_END),
-            _count_between(db, board, score_sk(board, window[0]), _boundary(top)),
-        )
-        ties_above = with_top - 1
-    listed_before = better_than_top + ties_above
+        return ranks_in_window(board, window, better_than_top=0, listed_before=0)
+    top = _value(board, window[0])
+    better_than_top, with_top = await asyncio.gather(
+        _count_between(db, board, _boundary(top), SCORE_RANGE_END),
+        _count_between(db, board, score_sk(board, window[0]), _boundary(top)),
+    )
+    # with_top counts the first entry and the ties attained before it.
+    return ranks_in_window(
+        board, window, better_than_top=better_than_top, listed_before=better_than_top + with_top - 1
+    )
+
+
+def ranks_in_window(
+    board: LeaderboardItem,
+    window: Sequence[ScoreItem],
+    *,
+    better_than_top: int,
+    listed_before: int,
+) -> list[int]:
+    """Ranks of a contiguous run of entries, given how many entries are strictly better than
+    its first one and how many the board lists before it (those plus earlier ties)."""
+    values = [_value(board, e) for e in window]
+    top = values[0] if values else ""
     first_index: dict[str, int] = {}
     for i, value in enumerate(values):
         first_index.setdefault(value, i)
@@ -100,8 +113,9 @@ async def window_ranks(
 
 async def around(
     db: Db, board: LeaderboardItem, entry: ScoreItem, before: int, after: int
-) -> tuple[list[ScoreItem], list[int]]:
-    """Up to ``before`` better and ``after`` worse entries around ``entry``, and all their ranks.
+) -> tuple[list[ScoreItem], bool]:
+    """Up to ``before`` better and ``after`` worse entries around ``entry``, best first, and
+    whether the run starts at the top of the board (for window_ranks).
 
     Two key-range Queries start at the entry's own sort key, one upwards, one downwards.
     """
@@ -128,6 +142,4 @@ async def around(
     down = down[1:] if down and down[0]["sk"]["S"] == own else down[:after]
     better = [parse(ScoreItem, raw) for raw in reversed(up)]
     worse = [parse(ScoreItem, raw) for raw in down]
-    window = [*better, entry, *worse]
-    ranks = await window_ranks(db, board, window, from_top=len(better) < before)
-    return window, ranks
+    return [*better, entry, *worse], len(better) < before

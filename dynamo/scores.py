@@ -54,6 +54,8 @@ class ScoreItem(Item):
     session_id: str | None = None
     ttl: int | None = None
     """Set on the entries of periodic boards, which expire with their board."""
+    version: int = 0
+    """The entry guard's version when this item was written (see dynamo.entries)."""
 
 
 def rank_value(score: int, width: int, order: SortOrder) -> str:

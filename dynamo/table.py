@@ -43,6 +43,8 @@ __all__ = [
 GSI1 = "GSI1"
 GSI2 = "GSI2"
 BATCH_GET_LIMIT = 100
+STREAM: Any = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+"""The table's stream, read by the rank index (rankindex/)."""
 _UNPROCESSED_RETRIES = 8
 
 Key = tuple[str, str]
@@ -295,7 +297,8 @@ async def count(
 
 
 async def create_table(client: DynamoDBClient, name: str) -> bool:
-    """Create the table with both GSIs and TTL if it does not exist. True when newly created."""
+    """Create the table with both GSIs, its stream and TTL if it does not exist (and turn on
+    the stream of an older table without one). True when newly created."""
     attributes: Iterable[str] = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
     created = True
     try:
@@ -318,6 +321,7 @@ async def create_table(client: DynamoDBClient, name: str) -> bool:
                 }
                 for index in (GSI1, GSI2)
             ],
+            StreamSpecification=STREAM,
         )
     except ClientError as error:
         if error.response["Error"]["Code"] != "ResourceInUseException":
@@ -326,6 +330,9 @@ async def create_table(client: DynamoDBClient, name: str) -> bool:
     await client.get_waiter("table_exists").wait(
         TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
     )
+    described = await client.describe_table(TableName=name)
+    if not described["Table"].get("StreamSpecification", {}).get("StreamEnabled"):
+        await client.update_table(TableName=name, StreamSpecification=STREAM)
     ttl = await client.describe_time_to_live(TableName=name)
     if ttl["TimeToLiveDescription"].get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         await client.update_time_to_live(

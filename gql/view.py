@@ -15,6 +15,7 @@ from dynamo.table import Db
 from gql.auth import ApiKeys
 from gql.errors import classify
 from gql.schema import schema
+from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.context import Context
 
@@ -25,6 +26,7 @@ __all__ = [
     "DB",
     "DEFAULT_QUERY",
     "OPERATION",
+    "RANK_INDEX",
     "REQUEST_ID",
     "LeaderboardView",
 ]
@@ -33,6 +35,8 @@ DB = web.AppKey("db", Db)
 CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
 API_KEYS = web.AppKey("api_keys", ApiKeys)
 BROKER = web.AppKey("broker", Broker)
+RANK_INDEX = web.AppKey("rank_index", RankIndex)
+"""Present only when a rank index is configured."""
 REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (set by the app's middleware)."""
 OPERATION = web.RequestKey("operation_name", str)
@@ -96,6 +100,7 @@ class LeaderboardView(GraphQLView[Context, None]):
             authenticated=request.app[API_KEYS].accepts(request.headers.get("Authorization")),
             request_id=request.get(REQUEST_ID, ""),
             broker=request.app[BROKER],
+            rank_index=request.app.get(RANK_INDEX),
         )
         request[_CONTEXT] = context
         if isinstance(response, web.Response):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 
@@ -10,15 +12,20 @@ import aioboto3
 from aiobotocore.config import AioConfig
 from aiohttp import web
 from botocore.exceptions import BotoCoreError, ClientError
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
+from dynamo.streams import TableStream
 from dynamo.table import Db, now
 from gql.auth import ApiKeys
-from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, LeaderboardView
+from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, RANK_INDEX, LeaderboardView
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
 from leaderboard.observability import request_context
+from rankindex.index import RankIndex
+from rankindex.projector import Projector
 from resolvers.broker import Broker
 
 __all__ = ["CALLS", "create_app"]
@@ -42,10 +49,13 @@ def create_app(
     prepare: Prepare | None = None,
     credentials: tuple[str, str] | None = None,
     clock: Callable[[], datetime] = now,
+    project_ranks: bool = False,
 ) -> web.Application:
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
-    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now"."""
+    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now".
+    With ``settings.redis_url`` the rank index answers ranks; ``project_ranks`` also runs
+    its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[request_context])
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys)
@@ -71,6 +81,8 @@ def create_app(
             yield
 
     app.cleanup_ctx.append(dynamodb)
+    if settings.redis_url:
+        app.cleanup_ctx.append(_rank_index(settings, credentials, project=project_ranks))
     page = None
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
@@ -82,8 +94,38 @@ def create_app(
     return app
 
 
+def _rank_index(
+    settings: Settings, credentials: tuple[str, str] | None, *, project: bool
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        redis = Redis.from_url(settings.redis_url or "")
+        index = RankIndex(redis, settings.table)
+        app[RANK_INDEX] = index
+        stop = asyncio.Event()
+        async with AsyncExitStack() as stack:
+            if project:
+                streams = await stack.enter_async_context(
+                    aioboto3.Session().client(
+                        "dynamodbstreams",
+                        endpoint_url=settings.endpoint_url,
+                        region_name=settings.region,
+                        aws_access_key_id=credentials[0] if credentials else None,
+                        aws_secret_access_key=credentials[1] if credentials else None,
+                    )
+                )
+                stream = TableStream(app[DB].client, streams, settings.table)
+                task = asyncio.create_task(Projector(stream, index).run(stop))
+            yield
+            stop.set()
+            if project:
+                await task
+        await redis.aclose()
+
+    return lifecycle
+
+
 async def healthz(request: web.Request) -> web.Response:
-    """200 once the table answers, 503 otherwise."""
+    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -91,6 +133,15 @@ async def healthz(request: web.Request) -> web.Response:
         return web.json_response(
             {"status": "unavailable", "table": db.table, "error": type(error).__name__}, status=503
         )
-    return web.json_response(
-        {"status": "ok", "table": db.table, "tableStatus": described["Table"].get("TableStatus")}
-    )
+    body: dict[str, object] = {
+        "status": "ok",
+        "table": db.table,
+        "tableStatus": described["Table"].get("TableStatus"),
+    }
+    index = request.app.get(RANK_INDEX)
+    if index is not None:
+        try:
+            body["rankIndex"] = await index.lag()
+        except RedisError as error:
+            body["rankIndex"] = {"inSync": False, "error": type(error).__name__}
+    return web.json_response(body)

@@ -19,11 +19,13 @@ from aiohttp import web
 
 from dynamo.cursors import CursorCodec
 from dynamo.table import Db, create_table
+from leaderboard import rank_commands
 from leaderboard.app import create_app
 from leaderboard.backend import Backend, open_backend
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.graphiql import ensure_graphiql_assets
 from leaderboard.observability import configure_logging
+from leaderboard.redis_server import EmbeddedRedis, redis_server_binary
 from leaderboard.seed import seed
 
 __all__ = ["main"]
@@ -82,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     seeder.add_argument("--players", type=int, default=DEMO_PLAYERS, help="how many players")
     seeder.add_argument("--seed", type=int, default=42, help="random seed of the demo data")
 
+    indexer = commands.add_parser(
+        "rank-indexer", help="keep the rank index in step with the table's stream"
+    )
+    backend_options(indexer)
+    maintain = commands.add_parser("rank-index", help="rebuild or verify one board's index")
+    backend_options(maintain)
+    maintain.add_argument("action", choices=["rebuild", "verify"])
+    maintain.add_argument("--board", required=True, help="the board's id")
+
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
@@ -102,6 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env(endpoint_url=backend.endpoint_url, table=args.table)
         if args.command == "serve":
             return _serve(args, settings, backend, cache_dir)
+        if args.command == "rank-indexer":
+            asyncio.run(rank_commands.run_projector(settings, backend))
+            return 0
+        if args.command == "rank-index" and args.action == "rebuild":
+            count = asyncio.run(rank_commands.rebuild(settings, backend, args.board))
+            print(f"rebuilt the index of {args.board}: {count} entries")
+            return 0
+        if args.command == "rank-index":
+            return 0 if asyncio.run(rank_commands.verify(settings, backend, args.board)) else 1
         if args.command == "create-table":
             created = asyncio.run(_with_db(settings, backend, _create_only))
             print(f"table {settings.table} {'created' if created else 'already exists'}")
@@ -133,6 +153,16 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
     elif not settings.api_keys:
         log.warning("LEADERBOARD_API_KEYS is not set: writes and private reads are refused")
 
+    redis_line = ""
+    redis: EmbeddedRedis | None = None
+    if settings.redis_url:
+        redis_line = f"  Ranks:     rank index at {settings.redis_url}\n"
+    elif backend.embedded and redis_server_binary():
+        # The embedded stack includes the rank index when redis-server is installed.
+        redis = _embedded_redis(args)
+        settings = replace(settings, redis_url=redis.url)
+        redis_line = f"  Ranks:     rank index at {redis.url}, fed by the table's stream\n"
+
     async def prepare(db: Db) -> None:
         if backend.embedded and await create_table(db.client, db.table):
             log.info("new table %s: loading %d demo players", db.table, args.demo_players)
@@ -143,6 +173,7 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
         graphiql_assets=ensure_graphiql_assets(cache),
         prepare=prepare,
         credentials=backend.credentials,
+        project_ranks=backend.embedded,
     )
     url = f"http://{args.host}:{args.port}"
 
@@ -159,13 +190,28 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
             f"  GraphiQL:  {url}/graphql\n"
             f"  Health:    {url}/healthz\n"
             f"  DynamoDB:  {backend.description}, table {settings.table}\n"
+            f"{redis_line}"
             f"{key_lines}",
             flush=True,
         )
 
     app.on_startup.append(announce)
-    web.run_app(app, host=args.host, port=args.port, print=None)
+    try:
+        web.run_app(app, host=args.host, port=args.port, print=None)
+    finally:
+        if redis is not None:
+            redis.stop()
     return 0
+
+
+def _embedded_redis(args: argparse.Namespace) -> EmbeddedRedis:
+    """Redis for the rank index, beside the embedded DynamoDB's data (or in memory)."""
+    data = None if args.in_memory else args.data_dir.parent / "redis"
+    if data is not None:
+        data.mkdir(parents=True, exist_ok=True)
+    redis = EmbeddedRedis(data_dir=data)
+    redis.start()
+    return redis
 
 
 @asynccontextmanager

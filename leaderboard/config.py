@@ -26,6 +26,8 @@ class Settings:
     region: str
     table: str
     cursor_secret: bytes
+    redis_url: str | None = None
+    """The rank index's Redis (LEADERBOARD_REDIS_URL); None answers ranks from the table."""
     api_keys: tuple[str, ...] = ()
     """Keys that may write and read private data (Authorization: Bearer <key>)."""
     max_body_bytes: int = 1 << 20
@@ -41,6 +43,7 @@ class Settings:
             table=table or env.get("LEADERBOARD_TABLE") or "leaderboard",
             # Without a configured secret, cursors are valid for the life of the process only.
             cursor_secret=secret.encode() if secret else secrets.token_bytes(32),
+            redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
             api_keys=tuple(
                 k.strip() for k in env.get("LEADERBOARD_API_KEYS", "").split(",") if k.strip()
             ),

@@ -66,7 +66,8 @@ async def resolve_around(
     )
     if entry is None or board is None:
         return None
-    window, ranked = await ranks.around(ctx.db, board, entry, before, after)
+    window, from_top = await ranks.around(ctx.db, board, entry, before, after)
+    ranked = await ctx.ranks.window_ranks(board, window, from_top=from_top)
     for item in window:
         ctx.loaders.best_score.prime((item.player_id, leaderboard_id), item)
     total = max([board.entry_count, *ranked])

@@ -12,12 +12,13 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from dynamo import entries, leaderboards, players, ranks, scores, sessions
+from dynamo import entries, leaderboards, players, scores, sessions
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from dynamo.table import BATCH_GET_LIMIT, Db
+from resolvers.rank_source import RankSource
 
 __all__ = [
     "BestScoreByPlayerBoardLoader",
@@ -85,11 +86,16 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
     each board's ranks come from one set of concurrent range COUNTs (dynamo.ranks)."""
 
     def __init__(
-        self, db: Db, best_score: BestScoreByPlayerBoardLoader, board: LeaderboardByIdLoader
+        self,
+        db: Db,
+        best_score: BestScoreByPlayerBoardLoader,
+        board: LeaderboardByIdLoader,
+        source: RankSource,
     ) -> None:
         super().__init__(db)
         self.best_score = best_score
         self.board = board
+        self.source = source
 
     async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
         found = await asyncio.gather(
@@ -100,7 +106,7 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
             if entry is not None and board is not None:
                 by_board.setdefault(board.leaderboard_id, (board, []))[1].append(entry)
         counted = await asyncio.gather(
-            *(ranks.better_counts(self.db, board, es) for board, es in by_board.values())
+            *(self.source.better_counts(board, es) for board, es in by_board.values())
         )
         better = dict(zip(by_board, counted, strict=True))
         return [
@@ -129,7 +135,7 @@ class Loaders:
     rank: RankByPlayerBoardLoader
 
     @classmethod
-    def create(cls, db: Db) -> Loaders:
+    def create(cls, db: Db, ranks: RankSource) -> Loaders:
         """Fresh loaders bound to the running event loop; call once per request."""
         best_score = BestScoreByPlayerBoardLoader(db)
         leaderboard = LeaderboardByIdLoader(db)
@@ -138,5 +144,5 @@ class Loaders:
             leaderboard=leaderboard,
             session=SessionByKeyLoader(db),
             best_score=best_score,
-            rank=RankByPlayerBoardLoader(db, best_score, leaderboard),
+            rank=RankByPlayerBoardLoader(db, best_score, leaderboard, ranks),
         )

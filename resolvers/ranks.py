@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from dynamo import ranks
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.scores import ScoreItem
 from resolvers.context import Context
@@ -45,9 +44,7 @@ class WindowRanks:
         board = await self._ctx.loaders.leaderboard.load(self._leaderboard_id)
         if board is None:
             return {}
-        computed = await ranks.window_ranks(
-            self._ctx.db, board, self._window, from_top=self._from_top
-        )
+        computed = await self._ctx.ranks.window_ranks(board, self._window, from_top=self._from_top)
         return self._by_player(computed)
 
     async def rank(self, entry: ScoreItem) -> int | None:

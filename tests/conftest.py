@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,12 +16,16 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
+from dynamo.streams import TableStream
 from dynamo.table import Db, create_table, now
-from gql.view import DB
+from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 from leaderboard.graphiql import ensure_graphiql_assets
+from leaderboard.redis_server import EmbeddedRedis
+from rankindex.index import RankIndex
+from rankindex.projector import Projector
 
 LOCAL_CREDENTIALS = ("local", "local")
 API_KEYS = ("test-key-current", "test-key-next")
@@ -205,3 +209,37 @@ async def table(settings: Settings) -> AsyncIterator[Table]:
         await create_table(client, settings.table)
         db = Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
         yield Table(db=db, counter=CallCounter(client))
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with EmbeddedRedis() as server:
+        yield server.url
+
+
+@dataclass
+class Indexed:
+    """A service with a rank index, and direct handles on the index and its projector."""
+
+    api: Api
+    index: RankIndex
+    projector: Projector
+    stream: TableStream
+
+
+@pytest.fixture
+async def indexed(
+    settings: Settings, graphiql_assets: Path, redis_url: str
+) -> AsyncIterator[Indexed]:
+    with_index = replace(settings, redis_url=redis_url)
+    async with _serve(with_index, graphiql_assets) as served:
+        index = served.http.app[RANK_INDEX]
+        async with aioboto3.Session().client(
+            "dynamodbstreams",
+            endpoint_url=settings.endpoint_url,
+            region_name=settings.region,
+            aws_access_key_id=LOCAL_CREDENTIALS[0],
+            aws_secret_access_key=LOCAL_CREDENTIALS[1],
+        ) as streams:
+            stream = TableStream(served.db.client, streams, settings.table)
+            yield Indexed(served, index, Projector(stream, index), stream)

@@ -113,6 +113,12 @@ def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> N
         status, health = _get(f"{base}/healthz")
         assert status == 200
         assert json.loads(health)["status"] == "ok"
+        # With redis-server installed, the embedded stack runs the rank index and its
+        # projector; it catches up with the stream within moments.
+        deadline = time.monotonic() + 30
+        while not json.loads(_get(f"{base}/healthz")[1])["rankIndex"]["inSync"]:
+            assert time.monotonic() < deadline, _get(f"{base}/healthz")[1]
+            time.sleep(0.2)
 
         status, page = _get(f"{base}/graphql", accept="text/html")
         assert status == 200
@@ -139,6 +145,7 @@ def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> N
             key=key.group(1),
         )
     assert f"GraphiQL:  {base}/graphql" in output.read_text()
+    assert "Ranks:     rank index at redis://127.0.0.1:" in output.read_text()
 
     # A restart on the same data folder keeps everything and loads no second set of demo data.
     with _serving("--data-dir", str(data_dir), cwd=tmp_path) as (base, _):

@@ -1,0 +1,88 @@
+"""The rank index's commands: the projector, and rebuilding or verifying a board."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import aioboto3
+from redis.asyncio import Redis
+
+from dynamo.cursors import CursorCodec
+from dynamo.streams import TableStream
+from dynamo.table import Db
+from leaderboard.backend import Backend
+from leaderboard.config import Settings
+from rankindex.index import RankIndex
+from rankindex.projector import Projector
+
+__all__ = ["rebuild", "run_projector", "verify"]
+
+
+@dataclass(frozen=True)
+class _Handles:
+    db: Db
+    index: RankIndex
+    stream: TableStream
+
+
+@asynccontextmanager
+async def _open(settings: Settings, backend: Backend) -> AsyncIterator[_Handles]:
+    if not settings.redis_url:
+        raise SystemExit("set LEADERBOARD_REDIS_URL to the rank index's Redis")
+    keys = backend.credentials or (None, None)
+    session = aioboto3.Session()
+    options = {
+        "endpoint_url": settings.endpoint_url,
+        "region_name": settings.region,
+        "aws_access_key_id": keys[0],
+        "aws_secret_access_key": keys[1],
+    }
+    redis = Redis.from_url(settings.redis_url)
+    async with (
+        session.client("dynamodb", **options) as client,  # type: ignore[call-overload]
+        session.client("dynamodbstreams", **options) as streams,  # type: ignore[call-overload]
+    ):
+        db = Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+        try:
+            yield _Handles(
+                db, RankIndex(redis, settings.table), TableStream(client, streams, settings.table)
+            )
+        finally:
+            await redis.aclose()
+
+
+async def run_projector(settings: Settings, backend: Backend) -> None:
+    """Keep the index in step with the table's stream until interrupted."""
+    async with _open(settings, backend) as handles:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        print(f"projecting the stream of {settings.table} into {settings.redis_url}", flush=True)
+        await Projector(handles.stream, handles.index).run(stop)
+
+
+async def rebuild(settings: Settings, backend: Backend, board: str) -> int:
+    async with _open(settings, backend) as handles:
+        return await handles.index.rebuild(handles.db, board)
+
+
+async def verify(settings: Settings, backend: Backend, board: str) -> bool:
+    async with _open(settings, backend) as handles:
+        report = await handles.index.verify(handles.db, board)
+    print(f"{board}: {report.entries} entries in the table")
+    for label, members in (
+        ("missing from the index", report.missing),
+        ("in the index, not the table", report.extra),
+        ("with another score", report.wrong_score),
+    ):
+        if members:
+            print(f"  {len(members)} {label}: {', '.join(members[:10])}")
+    print("  index equals table" if report.ok else "  marked stale: rebuild it")
+    return report.ok

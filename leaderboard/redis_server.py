@@ -1,0 +1,331 @@
+"""Debian's ``redis-server``, run as a child process configured on its command line.
+
+:class:`EmbeddedRedis` starts the server on a loopback port, waits until it answers ``PING``,
+and stops it again on :meth:`EmbeddedRedis.stop`, on leaving a ``with`` block, or at
+interpreter exit, so no Redis process outlives the program that started it. No configuration
+file is read or written: every setting is an argument of the command line.
+
+Without ``data_dir`` the server keeps everything in memory and writes nothing to disk but its
+log. With ``data_dir`` it keeps an RDB snapshot there (``save 60 1``: at most a minute after a
+change, and always on a clean :meth:`~EmbeddedRedis.stop`) and loads it at the next start.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = [
+    "FALLBACK_BINARIES",
+    "EmbeddedRedis",
+    "RedisServerError",
+    "redis_server_binary",
+]
+
+FALLBACK_BINARIES: tuple[str, ...] = ("/usr/sbin/redis-server", "/usr/bin/redis-server")
+"""Where Debian's package puts ``redis-server``, tried when it is not on ``PATH``."""
+
+_HOST = "127.0.0.1"
+_LOG_NAME = "redis-server.log"
+_SNAPSHOT_NAME = "dump.rdb"
+_LOG_ROTATE_BYTES = 5 << 20
+_LOG_TAIL_LINES = 30
+_POLL_INTERVAL_SECONDS = 0.05
+_PROBE_TIMEOUT_SECONDS = 2.0
+_STOP_TIMEOUT_SECONDS = 30.0
+_BIND_FAILURE_ATTEMPTS = 3
+_REDIS_MISSING = (
+    "redis-server was not found on PATH, nor at "
+    + " or ".join(FALLBACK_BINARIES)
+    + ". Install Debian's package (`apt-get install redis-server`, or `make redis`)."
+)
+
+
+class RedisServerError(RuntimeError):
+    """redis-server could not be found, started or reached."""
+
+
+def redis_server_binary() -> str | None:
+    """The path of the ``redis-server`` executable: the one on ``PATH`` if any, else the
+    first executable of :data:`FALLBACK_BINARIES`; ``None`` when there is none."""
+    found = shutil.which("redis-server")
+    if found is not None:
+        return found
+    for candidate in FALLBACK_BINARIES:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+class EmbeddedRedis:
+    """One redis-server run as a child process, listening on 127.0.0.1 only.
+
+    ``port=None`` picks a free port at every start. The server's log goes to
+    :attr:`log_path`, in ``log_dir`` when given, else in ``data_dir`` when given, else in a
+    temporary folder that :meth:`stop` removes; it never reaches the terminal.
+    """
+
+    def __init__(
+        self,
+        *,
+        data_dir: Path | None = None,
+        log_dir: Path | None = None,
+        port: int | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self.data_dir = data_dir.absolute() if data_dir is not None else None
+        self.log_dir = log_dir.absolute() if log_dir is not None else None
+        self.port = port
+        self.startup_timeout = startup_timeout
+        self._active_port: int | None = port
+        self._process: subprocess.Popen[bytes] | None = None
+        self._temp_dir: Path | None = None
+
+    @property
+    def url(self) -> str:
+        """The URL of database 0, such as ``redis://127.0.0.1:6379/0``, for Redis clients."""
+        if self._active_port is None:
+            raise RedisServerError("redis-server has no port yet; call start() first.")
+        return f"redis://{_HOST}:{self._active_port}/0"
+
+    @property
+    def log_path(self) -> Path:
+        """The file that receives the server's log and any output it writes."""
+        folder = self.log_dir or self.data_dir or self._temp_dir
+        if folder is None:
+            raise RedisServerError("redis-server has no log folder yet; call start() first.")
+        return folder / _LOG_NAME
+
+    @property
+    def running(self) -> bool:
+        """Whether the child process has been started and is still alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        """Start the server and return once it answers ``PING``; no-op if running.
+
+        Raises :class:`RedisServerError` if ``redis-server`` is missing, if the port is taken,
+        or if the server exits or stays silent for ``startup_timeout`` seconds (which includes
+        loading a snapshot from ``data_dir``).
+        """
+        if self.running:
+            return
+        self.stop()
+        binary = redis_server_binary()
+        if binary is None:
+            raise RedisServerError(_REDIS_MISSING)
+        try:
+            if self.data_dir is not None:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+            if self.log_dir is not None:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+            elif self.data_dir is None:
+                self._temp_dir = Path(tempfile.mkdtemp(prefix="redis-server-"))
+        except OSError as exc:
+            raise RedisServerError(f"cannot prepare redis-server's folders: {exc}") from exc
+
+        attempts = 1 if self.port is not None else _BIND_FAILURE_ATTEMPTS
+        try:
+            for attempt in range(1, attempts + 1):
+                if self.port is not None:
+                    port = self.port
+                    if not _port_is_free(port):
+                        raise RedisServerError(
+                            f"port {port} is already in use; stop whatever listens there or "
+                            "pass port=None to pick a free port."
+                        )
+                else:
+                    port = _free_port()
+                try:
+                    self._launch(binary, port)
+                    return
+                except _PortTakenError:
+                    if attempt == attempts:
+                        raise
+        except BaseException:
+            self.stop()
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def stop(self) -> None:
+        """Stop the server: SIGTERM (with ``data_dir``, it writes its snapshot first), wait up
+        to 30 s, then kill; remove the temporary log folder. Safe to call repeatedly."""
+        process = self._process
+        self._process = None
+        atexit.unregister(self.stop)
+        if process is not None:
+            _terminate(process)
+        temp_dir = self._temp_dir
+        self._temp_dir = None
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        port = self._active_port if self._active_port is not None else "auto"
+        state = "running" if self.running else "stopped"
+        return f"EmbeddedRedis(port={port}, {state})"
+
+    def _command(self, binary: str, port: int) -> list[str]:
+        """The command line that runs the server on ``port``."""
+        command = [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            _HOST,
+            "--protected-mode",
+            "yes",
+            "--daemonize",
+            "no",
+            "--appendonly",
+            "no",
+            "--logfile",
+            str(self.log_path),
+        ]
+        if self.data_dir is None:
+            command += ["--save", ""]
+        else:
+            command += ["--dir", str(self.data_dir), "--dbfilename", _SNAPSHOT_NAME]
+            command += ["--save", "60", "1"]
+        return command
+
+    def _launch(self, binary: str, port: int) -> None:
+        command = self._command(binary, port)
+        log_path = self.log_path
+        with log_path.open("ab") as log:
+            if log.tell() > _LOG_ROTATE_BYTES:
+                log.truncate(0)
+            log_start = log.seek(0, os.SEEK_END)
+            shown = " ".join(arg if arg else '""' for arg in command)
+            log.write(f"--- redis-server on port {port}: {shown}\n".encode())
+            log.flush()
+            try:
+                process = subprocess.Popen(
+                    command,
+                    cwd=log_path.parent,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            except OSError as exc:
+                raise RedisServerError(f"could not run {binary}: {exc}") from exc
+        self._process = process
+        self._active_port = port
+        atexit.register(self.stop)
+
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            if process.poll() is not None:
+                tail = _log_tail(log_path, log_start)
+                self._process = None
+                if port != self.port and "Address already in use" in tail:
+                    raise _PortTakenError(port)
+                raise RedisServerError(
+                    f"redis-server exited with code {process.returncode} during start-up. "
+                    f"Last lines of {self._log_name()}:\n{tail}"
+                )
+            if _answers_ping(port) and process.poll() is None:
+                return
+            if time.monotonic() >= deadline:
+                tail = _log_tail(log_path, log_start)
+                _terminate(process)
+                self._process = None
+                raise RedisServerError(
+                    f"redis-server did not answer PING on {self.url} within "
+                    f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
+                    f"slow machine or for a large snapshot. Last lines of {self._log_name()}:\n"
+                    f"{tail}"
+                )
+            time.sleep(_POLL_INTERVAL_SECONDS)
+
+    def _log_name(self) -> str:
+        if self._temp_dir is not None:
+            return "its log (in a temporary folder, removed on stop)"
+        return str(self.log_path)
+
+
+class _PortTakenError(RedisServerError):
+    """The picked port was taken by another process before redis-server could bind it."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(
+            f"port {port} was taken by another process while redis-server started; retry."
+        )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((_HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((_HOST, port))
+        except OSError:
+            return False
+        return True
+
+
+def _answers_ping(port: int) -> bool:
+    """Whether the server on ``port`` answers ``PING`` with ``+PONG``; it answers ``-LOADING``
+    while it still reads its snapshot, which does not count."""
+    try:
+        with socket.create_connection((_HOST, port), timeout=_PROBE_TIMEOUT_SECONDS) as sock:
+            sock.sendall(b"PING\r\n")
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                chunk = sock.recv(256)
+                if not chunk:
+                    return False
+                reply += chunk
+    except OSError:
+        return False
+    return reply == b"+PONG\r\n"
+
+
+def _log_tail(log_path: Path, start: int) -> str:
+    try:
+        with log_path.open("rb") as log:
+            log.seek(start)
+            lines = deque(log, maxlen=_LOG_TAIL_LINES)
+    except OSError as exc:
+        return f"(log unreadable: {exc})"
+    text = b"".join(lines).decode("utf-8", errors="replace").rstrip()
+    return text or "(no output)"
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=_STOP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,41 @@
+"""Every Redis key of the index, in one place. ``<ns>`` is the namespace (the table's name),
+so that several tables can share a Redis. ``{<board>}`` is a Redis Cluster hash tag: a
+board's keys share a slot, so the apply script can touch them together."""
+
+from __future__ import annotations
+
+__all__ = [
+    "CHECKPOINT",
+    "HEARTBEAT",
+    "META",
+    "PENDING",
+    "STATE",
+    "ZSET",
+    "board_keys",
+    "member",
+]
+
+ZSET = "rank:{ns}:{{{board}}}"
+"""Sorted set: member ``<tieValue>#<playerId>``, score the entry's rank value (exact: at most
+15 digits fit a double). Higher is better; equal scores order by member, which lists the
+earlier-attained first in a descending read, exactly as the table's SCORE# keys do."""
+META = "rank:{ns}:{{{board}}}:meta"
+"""Hash: player id -> ``<version>|<member>`` (an empty member once removed)."""
+STATE = "rank:{ns}:{{{board}}}:state"
+"""``ready`` (complete since the board's creation or a rebuild), ``building`` or ``stale``."""
+PENDING = "rank:{ns}:{{{board}}}:pending"
+"""List of changes that arrived while the board was being rebuilt."""
+CHECKPOINT = "rank:{ns}:checkpoint:{shard}"
+"""The last sequence number applied from one stream shard."""
+HEARTBEAT = "rank:{ns}:heartbeat"
+"""Hash: ``caughtUpAt`` (epoch ms the projector last had nothing left to read),
+``appliedAt`` and ``recordAt`` (epoch ms of the last applied change, and of its play)."""
+
+
+def board_keys(ns: str, board: str) -> list[str]:
+    """The keys the apply script takes, in order: zset, meta, state, pending."""
+    return [t.format(ns=ns, board=board) for t in (ZSET, META, STATE, PENDING)]
+
+
+def member(tie_value: str, player_id: str) -> str:
+    return f"{tie_value}#{player_id}"

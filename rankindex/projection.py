@@ -1,0 +1,88 @@
+"""From stream records to index changes: a pure function, the same on AWS Lambda and locally.
+
+Only entry guards feed the index. A guard is one item per (player, board), so all of its
+changes sit in one shard in order, and each carries a version that grows with every write:
+applying a change only when its version is newer than the one applied makes replays,
+repeats and reordering across shards harmless. A board's metadata insert tells that the
+index has seen the board from its start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo.entries import EntryItem, is_entry_key
+from dynamo.leaderboards import is_board_key
+from dynamo.table import deserialize
+from rankindex.keys import member
+
+__all__ = ["BoardCreated", "Change", "Put", "Remove", "project", "project_all"]
+
+
+@dataclass(frozen=True)
+class Put:
+    board: str
+    player: str
+    version: int
+    member: str
+    score: int
+    expires_at: int | None
+    """Epoch seconds: the board's ttl, for periodic boards."""
+    played_ms: int
+
+
+@dataclass(frozen=True)
+class Remove:
+    board: str
+    player: str
+    version: int
+
+
+@dataclass(frozen=True)
+class BoardCreated:
+    board: str
+
+
+Change = Put | Remove | BoardCreated
+
+
+def _epoch_ms(entry: EntryItem) -> int:
+    return int(entry.attained_at.timestamp() * 1000)
+
+
+def project(record: Mapping[str, Any]) -> list[Change]:
+    """The index changes of one stream record (none for items the index does not hold)."""
+    body = record.get("dynamodb", {})
+    keys = body.get("Keys", {})
+    pk, sk = keys.get("pk", {}).get("S", ""), keys.get("sk", {}).get("S", "")
+    event = record.get("eventName")
+    if is_board_key(pk, sk):
+        image = body.get("NewImage")
+        if event == "INSERT" and image:
+            return [BoardCreated(str(deserialize(image)["leaderboardId"]))]
+        return []
+    if not is_entry_key(pk, sk):
+        return []
+    if event == "REMOVE":
+        old = EntryItem.model_validate(deserialize(body.get("OldImage", {})))
+        return [Remove(old.leaderboard_id, old.player_id, old.version + 1)]
+    new = EntryItem.model_validate(deserialize(body.get("NewImage", {})))
+    if not new.rank_value:
+        return []  # written before guards carried their rank value; a rebuild covers it
+    return [
+        Put(
+            board=new.leaderboard_id,
+            player=new.player_id,
+            version=new.version,
+            member=member(new.tie_value, new.player_id),
+            score=int(new.rank_value),
+            expires_at=new.ttl,
+            played_ms=_epoch_ms(new),
+        )
+    ]
+
+
+def project_all(records: Iterable[Mapping[str, Any]]) -> list[Change]:
+    return [change for record in records for change in project(record)]

@@ -1,0 +1,56 @@
+"""The local projector: reads the table's stream and keeps the index in step.
+
+On AWS the same projection runs as a Lambda on the stream (rankindex.lambda_handler); here,
+against DynamoDB Local, this poller plays that part: ``leaderboard rank-indexer`` runs it,
+and ``leaderboard serve`` starts it in embedded mode. Each shard's last applied sequence
+number is kept in Redis, so a restarted projector continues where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from dynamo.streams import TableStream
+from rankindex.index import RankIndex
+from rankindex.projection import project_all
+
+__all__ = ["Projector"]
+
+log = logging.getLogger("leaderboard.rankindex")
+
+
+class Projector:
+    def __init__(self, stream: TableStream, index: RankIndex) -> None:
+        self.stream = stream
+        self.index = index
+
+    async def drain(self) -> int:
+        """Apply everything the stream holds now, shard by shard (parents first); returns
+        how many changes altered the index."""
+        applied = 0
+        for shard in await self.stream.shards():
+            shard_id = shard["ShardId"]
+            after = await self.index.checkpoint(shard_id)
+            while True:
+                read = await self.stream.read(shard_id, after)
+                if read.records:
+                    applied += await self.index.apply(project_all(read.records))
+                    after = read.records[-1]["dynamodb"]["SequenceNumber"]
+                    await self.index.set_checkpoint(shard_id, after)
+                if not read.records or read.finished:
+                    break
+        await self.index.caught_up()
+        return applied
+
+    async def run(self, stop: asyncio.Event, interval: float = 0.1) -> None:
+        """Drain again and again until ``stop`` is set; a failed round is logged and retried."""
+        while not stop.is_set():
+            try:
+                await self.drain()
+            except Exception:
+                log.exception("rank index projection failed; retrying")
+                await asyncio.sleep(1)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)

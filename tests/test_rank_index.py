@@ -1,0 +1,195 @@
+"""The rank index: same ranks as the table's COUNT and a brute-force oracle, whatever the
+order or repetition of the stream records it is fed."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from dynamo import ranks
+from dynamo.leaderboards import LeaderboardItem, get_leaderboard
+from dynamo.scores import ScoreItem
+from rankindex.index import RankIndex
+from rankindex.projection import project_all
+from tests.conftest import Indexed
+from tests.scan import scan_items
+
+CASES = [(op, order) for op in ("BEST", "LATEST", "INCREMENT") for order in ("DESC", "ASC")]
+
+
+async def _entries(indexed: Indexed, board: str) -> list[ScoreItem]:
+    items = await scan_items(indexed.api.db)
+    return [
+        ScoreItem.model_validate(i)
+        for i in items
+        if i["pk"] == f"LEADERBOARD#{board}" and i["sk"].startswith("SCORE#")
+    ]
+
+
+def _oracle(board: LeaderboardItem, entries: list[ScoreItem]) -> dict[str, int]:
+    def better(a: int, b: int) -> bool:
+        return a > b if board.sort_order.value == "DESC" else a < b
+
+    return {e.player_id: 1 + sum(better(o.score, e.score) for o in entries) for e in entries}
+
+
+async def _all_records(indexed: Indexed) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for shard in await indexed.stream.shards():
+        records += (await indexed.stream.read(shard["ShardId"], None, limit=100_000)).records
+    return records
+
+
+async def _check(indexed: Indexed, board_id: str) -> None:
+    board = await get_leaderboard(indexed.api.db, board_id)
+    assert board is not None
+    entries = await _entries(indexed, board_id)
+    expected = _oracle(board, entries)
+    from_index = await indexed.index.better_counts(board, entries)
+    from_count = await ranks.better_counts(indexed.api.db, board, entries)
+    assert from_index is not None, "the index should answer for a board it saw created"
+    for entry in entries:
+        value = ranks._value(board, entry)
+        assert from_index[value] + 1 == from_count[value] + 1 == expected[entry.player_id]
+
+
+@pytest.mark.parametrize(("operator", "order"), CASES)
+async def test_index_count_and_oracle_agree_after_every_step(
+    indexed: Indexed, operator: str, order: str
+) -> None:
+    api = indexed.api
+    rng = random.Random(f"{operator}{order}")
+    players = [f"p{i}" for i in range(8)]
+    for p in players:
+        await api.create_player(p)
+    await api.create_board("b", operator=operator, sortOrder=order, scoreWidth=6)
+    for _ in range(30):
+        result = await api.submit(rng.choice(players), "b", rng.randint(0, 6) * 5)
+        assert result["errors"] == []
+        await indexed.projector.drain()
+        await _check(indexed, "b")
+    # Through GraphQL the index answers too, with the same ranks.
+    ranked = await api.gql(
+        '{ leaderboard(id: "b") { topScores(first: 8) { edges { node { rank player { id } } } } }}'
+    )
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    expected = _oracle(board, await _entries(indexed, "b"))
+    for edge in ranked["leaderboard"]["topScores"]["edges"]:
+        assert edge["node"]["rank"] == expected[edge["node"]["player"]["id"]]
+
+
+async def test_replayed_and_shuffled_records_leave_the_index_equal_to_the_table(
+    indexed: Indexed, redis_url: str
+) -> None:
+    api = indexed.api
+    rng = random.Random(5)
+    for p in range(10):
+        await api.create_player(f"p{p}")
+    await api.create_board("b")
+    for _ in range(60):
+        await api.submit(f"p{rng.randint(0, 9)}", "b", rng.randint(0, 100))
+    await indexed.projector.drain()
+    records = await _all_records(indexed)
+    changes = project_all(records)
+    # The board's creation, and every improvement of an entry (more than one per player).
+    assert len(changes) > 11
+
+    # The same records again, twice: nothing changes.
+    assert await indexed.index.apply(changes) == 0
+    assert await indexed.index.apply(changes) == 0
+    assert (await indexed.index.verify(api.db, "b")).ok
+
+    # A fresh index fed the records in a shuffled order, as shards might deliver them.
+    shuffled = RankIndex(indexed.index.redis, f"{indexed.index.namespace}-shuffled")
+    mixed = changes[:]
+    rng.shuffle(mixed)
+    await shuffled.apply(mixed)
+    await shuffled.apply(list(reversed(mixed)))
+    assert (await shuffled.verify(api.db, "b")).ok
+
+
+async def test_a_killed_projector_resumes_from_its_checkpoint(indexed: Indexed) -> None:
+    api = indexed.api
+    for p in range(6):
+        await api.create_player(f"p{p}")
+    await api.create_board("b")
+    for n in range(40):
+        await api.submit(f"p{n % 6}", "b", n)
+    # A projector that applied a few records and died.
+    shard = (await indexed.stream.shards())[0]["ShardId"]
+    first = await indexed.stream.read(shard, None, limit=30)
+    await indexed.index.apply(project_all(first.records))
+    await indexed.index.set_checkpoint(shard, first.records[-1]["dynamodb"]["SequenceNumber"])
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    partial = await indexed.index.redis.zcard(f"rank:{indexed.index.namespace}:{{b}}")
+    assert 0 < partial < 6
+
+    # A new projector continues from the checkpoint (not from the start: the records before
+    # it are not read again) and the index catches up exactly.
+    reread = await indexed.stream.read(shard, await indexed.index.checkpoint(shard))
+    assert (
+        reread.records[0]["dynamodb"]["SequenceNumber"]
+        > first.records[-1]["dynamodb"]["SequenceNumber"]
+    )
+    await indexed.projector.drain()
+    for n in range(6):
+        await api.submit(f"p{n}", "b", 100 + n)
+    await indexed.projector.drain()
+    assert (await indexed.index.verify(api.db, "b")).ok
+    await _check(indexed, "b")
+
+
+async def test_rebuild_verify_and_fallback(indexed: Indexed) -> None:
+    api = indexed.api
+    for p in range(5):
+        await api.create_player(f"p{p}")
+    await api.create_board("b")
+    for n in range(5):
+        await api.submit(f"p{n}", "b", 10 * n)
+    await indexed.projector.drain()
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    entries = await _entries(indexed, "b")
+
+    # Damage the index behind its back: verify finds it and marks the board stale; readers
+    # then fall back to the table until a rebuild.
+    zset = f"rank:{indexed.index.namespace}:{{b}}"
+    await indexed.index.redis.zadd(zset, {"0000000000000#ghost": 999})
+    report = await indexed.index.verify(api.db, "b")
+    assert report.extra == ["0000000000000#ghost"]
+    assert await indexed.index.better_counts(board, entries) is None
+    rank = await api.gql('{ player(id: "p0") { rank(leaderboardId: "b") { rank total } } }')
+    assert rank["player"]["rank"] == {"rank": 5, "total": 5}
+
+    assert await indexed.index.rebuild(api.db, "b") == 5
+    assert (await indexed.index.verify(api.db, "b")).ok
+    assert await indexed.index.better_counts(board, entries) is not None
+
+    # A board the index never saw created (an older board) is not answered until rebuilt.
+    await indexed.index.redis.delete(f"rank:{indexed.index.namespace}:{{b}}:state")
+    assert await indexed.index.better_counts(board, entries) is None
+    assert await indexed.index.rebuild(api.db, "b") == 5
+    assert await indexed.index.better_counts(board, entries) is not None
+
+
+async def test_index_is_not_used_while_the_projector_is_behind(indexed: Indexed) -> None:
+    api = indexed.api
+    await api.create_player("p")
+    await api.create_board("b")
+    await api.submit("p", "b", 1)
+    await indexed.projector.drain()
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    entries = await _entries(indexed, "b")
+    assert await indexed.index.better_counts(board, entries) is not None
+    indexed.index.max_lag_ms = 0
+    await indexed.index.redis.hset(f"rank:{indexed.index.namespace}:heartbeat", "caughtUpAt", 1)
+    assert await indexed.index.better_counts(board, entries) is None
+    lag = await indexed.index.lag()
+    assert lag["inSync"] is False
+    health = await (await api.http.get("/healthz")).json()
+    assert health["rankIndex"]["inSync"] is False
