@@ -17,10 +17,10 @@ from redis.asyncio import Redis
 from rankindex.index import RankIndex
 from rankindex.projection import project_all
 
-__all__ = ["handler"]
+__all__ = ["handle_batch", "handler"]
 
 
-async def _handle(event: dict[str, Any]) -> dict[str, Any]:
+async def handle_batch(event: dict[str, Any]) -> dict[str, Any]:
     redis = Redis.from_url(os.environ["LEADERBOARD_REDIS_URL"])
     try:
         index = RankIndex(redis, os.environ.get("LEADERBOARD_TABLE", "leaderboard"))
@@ -32,4 +32,4 @@ async def _handle(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return asyncio.run(_handle(event))
+    return asyncio.run(handle_batch(event))

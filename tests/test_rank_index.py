@@ -193,3 +193,24 @@ async def test_index_is_not_used_while_the_projector_is_behind(indexed: Indexed)
     assert lag["inSync"] is False
     health = await (await api.http.get("/healthz")).json()
     assert health["rankIndex"]["inSync"] is False
+
+
+async def test_the_lambda_handler_applies_stream_batches_idempotently(
+    indexed: Indexed, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rankindex import lambda_handler
+
+    api = indexed.api
+    for p in range(4):
+        await api.create_player(f"p{p}")
+    await api.create_board("b")
+    for n in range(12):
+        await api.submit(f"p{n % 4}", "b", n * 3)
+    records = await _all_records(indexed)
+    # Lambda's event for a stream is {"Records": [...]} with the same record format.
+    namespace = f"{indexed.index.namespace}-lambda"
+    monkeypatch.setenv("LEADERBOARD_REDIS_URL", redis_url)
+    monkeypatch.setenv("LEADERBOARD_TABLE", namespace)
+    for batch in (records[:20], records[20:], records):  # the last batch is a redelivery
+        assert await lambda_handler.handle_batch({"Records": batch}) == {"batchItemFailures": []}
+    assert (await RankIndex(indexed.index.redis, namespace).verify(api.db, "b")).ok
