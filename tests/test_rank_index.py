@@ -79,6 +79,19 @@ async def test_index_count_and_oracle_agree_after_every_step(
     expected = _oracle(board, await _entries(indexed, "b"))
     for edge in ranked["leaderboard"]["topScores"]["edges"]:
         assert edge["node"]["rank"] == expected[edge["node"]["player"]["id"]]
+    # Around-me windows not starting at the top take their ranks from ZREVRANK and ZCOUNT.
+    indexed.api.reset_calls()
+    for player in expected:
+        window = await api.gql(
+            """query($p: ID!) { leaderboard(id: "b") { around(playerId: $p, before: 1,
+               after: 2) { rank score { player { id } } } } }""",
+            {"p": player},
+        )
+        for row in window["leaderboard"]["around"]:
+            assert row["rank"] == expected[row["score"]["player"]["id"]]
+    # Each window: the entry (GSI1 Query) and two range Queries; no COUNT Query (which the
+    # table fallback would add, two per window).
+    assert indexed.api.calls["Query"] == 3 * len(expected)
 
 
 async def test_replayed_and_shuffled_records_leave_the_index_equal_to_the_table(
