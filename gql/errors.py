@@ -12,6 +12,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.execution import ExecutionResult
 
 from dynamo.errors import LeaderboardError
+from dynamo.resilience import is_backend_failure, unavailable
 from resolvers.context import Context
 
 __all__ = ["ErrorCodes", "UserError", "classify", "coded", "log_unexpected", "user_errors"]
@@ -73,6 +74,8 @@ def _classify(error: GraphQLError, request_id: str) -> GraphQLError:
         return GraphQLError(
             error.message, error.nodes, path=error.path, extensions={"code": BAD_USER_INPUT}
         )
+    if is_backend_failure(original):
+        return coded(unavailable(), error)
     return GraphQLError(
         f"Internal server error (request {request_id})",
         error.nodes,
@@ -102,7 +105,13 @@ def log_unexpected(errors: list[GraphQLError], request_id: str) -> None:
     """Log, with its traceback, every error raised by the service's own code while executing."""
     for error in errors:
         original = error.original_error
-        if error.path is not None and not isinstance(original, LeaderboardError | None):
+        if original is not None and is_backend_failure(original):
+            log.warning(
+                "database unavailable: %s",
+                type(original).__name__,
+                extra={"requestId": request_id},
+            )
+        elif error.path is not None and not isinstance(original, LeaderboardError | None):
             log.error(
                 "unexpected error",
                 exc_info=original,

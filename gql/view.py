@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
@@ -11,9 +13,10 @@ from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
+from dynamo.resilience import unavailable
 from dynamo.table import Db
 from gql.auth import ApiKeys
-from gql.errors import classify
+from gql.errors import classify, coded
 from gql.schema import schema
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
@@ -87,9 +90,42 @@ query TopTen {
 class LeaderboardView(GraphQLView[Context, None]):
     """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
 
-    def __init__(self, *, graphiql_page: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        graphiql_page: str | None,
+        deadline: float = 10.0,
+        on_deadline: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
         self._graphiql_page = graphiql_page or ""
+        self.deadline = deadline
+        self._on_deadline = on_deadline
+
+    async def execute_operation(
+        self,
+        request: web.Request,
+        request_adapter: Any,
+        request_data: Any,
+        context: Context,
+        root_value: None,
+        sub_response: web.Response,
+    ) -> Any:
+        """Run the operation within the request's time budget; past it, answer 503 with
+        BACKEND_UNAVAILABLE rather than keep the client (and a connection) waiting."""
+        try:
+            async with asyncio.timeout(self.deadline):
+                return await super().execute_operation(
+                    request, request_adapter, request_data, context, root_value, sub_response
+                )
+        except TimeoutError:
+            if self._on_deadline is not None:
+                self._on_deadline()
+            sub_response.set_status(503)
+            sub_response.headers["Retry-After"] = "1"
+            return ExecutionResult(
+                data=None, errors=[coded(unavailable(" (the request ran out of time)"))]
+            )
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse

@@ -16,7 +16,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from dynamo.cursors import CursorCodec
+from dynamo.errors import LeaderboardError
 from dynamo.metrics import CallCounter
+from dynamo.resilience import CircuitBreaker
 from dynamo.streams import TableStream
 from dynamo.table import Db, now
 from gql.auth import ApiKeys
@@ -28,16 +30,19 @@ from rankindex.index import RankIndex
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["CALLS", "create_app"]
+__all__ = ["BREAKER", "CALLS", "create_app"]
 
 CALLS = web.AppKey("calls", CallCounter)
+BREAKER = web.AppKey("breaker", CircuitBreaker)
 
 Prepare = Callable[[Db], Awaitable[None]]
 
+# Throttling, 5xx answers and dropped connections are retried with jittered backoff, a
+# bounded number of times; a call that still fails counts against the circuit breaker.
 _CLIENT_CONFIG = AioConfig(
-    retries={"mode": "standard", "max_attempts": 3},
-    connect_timeout=2,
-    read_timeout=10,
+    retries={"mode": "standard", "max_attempts": 4},
+    connect_timeout=1,
+    read_timeout=3,
     max_pool_connections=64,
 )
 
@@ -76,6 +81,8 @@ def create_app(
             )
             app[DB] = db
             app[CALLS] = CallCounter(client)
+            app[BREAKER] = CircuitBreaker()
+            app[BREAKER].attach(client)
             if prepare is not None:
                 await prepare(db)
             yield
@@ -87,7 +94,12 @@ def create_app(
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
         page = render_graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
-    view = LeaderboardView(graphiql_page=page)
+    view = LeaderboardView(
+        graphiql_page=page,
+        deadline=settings.request_deadline,
+        # A request that ran out of time was waiting on DynamoDB: it counts as a failure.
+        on_deadline=lambda: app[BREAKER].record_failure(),
+    )
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)
@@ -129,14 +141,21 @@ async def healthz(request: web.Request) -> web.Response:
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
-    except (BotoCoreError, ClientError) as error:
+    except (BotoCoreError, ClientError, LeaderboardError) as error:
         return web.json_response(
-            {"status": "unavailable", "table": db.table, "error": type(error).__name__}, status=503
+            {
+                "status": "unavailable",
+                "table": db.table,
+                "error": type(error).__name__,
+                "circuit": request.app[BREAKER].state,
+            },
+            status=503,
         )
     body: dict[str, object] = {
         "status": "ok",
         "table": db.table,
         "tableStatus": described["Table"].get("TableStatus"),
+        "circuit": request.app[BREAKER].state,
     }
     index = request.app.get(RANK_INDEX)
     if index is not None:

@@ -30,6 +30,8 @@ class Settings:
     """The rank index's Redis (LEADERBOARD_REDIS_URL); None answers ranks from the table."""
     api_keys: tuple[str, ...] = ()
     """Keys that may write and read private data (Authorization: Bearer <key>)."""
+    request_deadline: float = 10.0
+    """Seconds a request may take before it is answered 503 BACKEND_UNAVAILABLE."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
 

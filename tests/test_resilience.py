@@ -1,0 +1,133 @@
+"""A backend that goes away: fast typed failures, no lost writes, recovery without restart."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.resilience import CircuitBreaker
+from leaderboard.app import BREAKER
+from leaderboard.child_processes import free_port
+from leaderboard.config import Settings, default_cache_dir
+from leaderboard.embedded import DynamoDBLocal
+from tests.conftest import API_KEYS, Api, _serve
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_circuit_opens_after_failures_probes_after_cooldown_and_closes() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker(threshold=3, cooldown=2.0, clock=clock)
+    for _ in range(2):
+        breaker._failed()
+    assert breaker.state == "closed"
+    breaker._before()  # still lets calls through
+    breaker._failed()
+    assert breaker.state == "open"
+    with pytest.raises(LeaderboardError) as refused:
+        breaker._before()
+    assert refused.value.code is ErrorCode.BACKEND_UNAVAILABLE
+    clock.now = 2.5
+    breaker._before()  # the probe goes through...
+    assert breaker.state == "half-open"
+    with pytest.raises(LeaderboardError):
+        breaker._before()  # ...alone
+    breaker._failed()  # the probe failed: open for another cooldown
+    assert breaker.state == "open"
+    clock.now = 3.0
+    with pytest.raises(LeaderboardError):
+        breaker._before()
+    clock.now = 5.0
+    breaker._before()
+    breaker._succeeded()
+    assert breaker.state == "closed"
+    breaker._before()
+
+
+@pytest.fixture
+async def fragile(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api, DynamoDBLocal]]:
+    """A service on its own DynamoDB Local, which the test stops and starts."""
+    # A fixed port: the restarted server must be where the service expects it.
+    local = DynamoDBLocal(
+        default_cache_dir(), data_dir=tmp_path / "ddb", port=free_port("127.0.0.1")
+    )
+    local.start()
+    try:
+        # Short budgets, so that the test sees fail-fast behaviour in seconds.
+        own = replace(settings, endpoint_url=local.endpoint_url, request_deadline=4.0)
+        async with _serve(own, None) as api:
+            yield api, local
+    finally:
+        local.stop()
+
+
+async def test_backend_down_fails_fast_and_recovers_by_itself(
+    fragile: tuple[Api, DynamoDBLocal],
+) -> None:
+    api, local = fragile
+    await api.create_player("ann")
+    await api.create_board("b")
+    acknowledged = [(await api.submit("ann", "b", n))["session"]["id"] for n in range(5)]
+
+    async def post(query: str) -> tuple[int, dict[str, Any]]:
+        response = await api.http.post(
+            "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {API_KEYS[0]}"}
+        )
+        return response.status, await response.json()
+
+    local.stop()
+    started = time.monotonic()
+    failures: list[str] = []
+    for n in range(8):
+        status, body = await post('{ player(id: "ann") { gamesPlayed } }')
+        assert status in (200, 503)
+        failures.append(body["errors"][0]["extensions"]["code"])
+        status, write = await post(
+            'mutation { submitScore(input: {playerId: "ann", leaderboardId: "b", gameId: "g", '
+            f"score: {100 + n}}}) {{ errors {{ code }} }} }}"
+        )
+        assert status in (200, 503)
+        payload = (write.get("data") or {}).get("submitScore") or {}
+        failures += [e["code"] for e in payload.get("errors", [])]
+        failures += [e["extensions"]["code"] for e in write.get("errors", [])]
+    elapsed = time.monotonic() - started
+    assert set(failures) == {"BACKEND_UNAVAILABLE"}
+    assert api.http.app[BREAKER].state in ("open", "half-open")
+    # Once the circuit is open, requests fail at once instead of waiting for timeouts.
+    quick = time.monotonic()
+    status, body = await post('{ leaderboard(id: "b") { name } }')
+    assert time.monotonic() - quick < 0.5
+    assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE"
+    assert elapsed < 40
+    health = await api.http.get("/healthz")
+    assert health.status == 503
+
+    local.start()  # same port, same data folder
+    deadline = time.monotonic() + 20
+    while True:
+        status, body = await post(
+            '{ player(id: "ann") { gamesPlayed sessions(first: 20) { edges { node { id } } } } }'
+        )
+        if status == 200 and "errors" not in body:
+            break
+        assert time.monotonic() < deadline, body
+        await asyncio.sleep(0.5)
+    player = body["data"]["player"]
+    # Every acknowledged play is there exactly once; none of the refused ones is.
+    assert player["gamesPlayed"] == 5
+    assert sorted(e["node"]["id"] for e in player["sessions"]["edges"]) == sorted(acknowledged)
+    assert api.http.app[BREAKER].state == "closed"
+    assert (await api.http.get("/healthz")).status == 200
