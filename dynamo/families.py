@@ -41,6 +41,7 @@ __all__ = [
 PK = "FAMILY#{family_id}"
 SK = "#METADATA"
 
+MAX_SEASON_DAYS = 3650
 MAX_FAMILY_ID = 40
 """Leaves room for the period suffix within the 64 characters of a board id."""
 
@@ -138,8 +139,10 @@ def check_new_family(family: FamilyItem) -> None:
             ErrorCode.INVALID_ARGUMENT, "a family is DAILY, WEEKLY or SEASON", "period"
         )
     try:
+        if len(family.timezone) > 64:
+            raise ValueError(family.timezone)
         ZoneInfo(family.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise LeaderboardError(
             ErrorCode.INVALID_ARGUMENT, f"unknown time zone {family.timezone!r}", "timezone"
         ) from None
@@ -149,6 +152,12 @@ def check_new_family(family: FamilyItem) -> None:
         raise LeaderboardError(
             ErrorCode.INVALID_ARGUMENT,
             "a SEASON family needs seasonStart and seasonDays (at least 1)",
+            "seasonDays",
+        )
+    if family.season_days is not None and not 1 <= family.season_days <= MAX_SEASON_DAYS:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"seasonDays must be between 1 and {MAX_SEASON_DAYS}",
             "seasonDays",
         )
     if not 0 <= family.retention_days <= 3650:

@@ -49,9 +49,18 @@ def validate_session_id(value: str, field: str = "sessionId") -> str:
 def validate_email(value: str, field: str = "email") -> str:
     """Return the lower-cased address; raise INVALID_EMAIL for anything that is not one."""
     email = value.strip().lower()
-    if len(email) > _MAX_EMAIL or not _EMAIL.fullmatch(email):
+    if len(email) > _MAX_EMAIL or not _EMAIL.fullmatch(email) or not _is_utf8(email):
         raise LeaderboardError(ErrorCode.INVALID_EMAIL, "email is not a valid address", field)
     return email
+
+
+def _is_utf8(text: str) -> bool:
+    """False for strings holding lone surrogates, which no key may contain."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def validate_name(value: str, field: str = "name") -> str:

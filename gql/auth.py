@@ -28,7 +28,10 @@ class ApiKeys:
         whatever the outcome, so the timing tells nothing about the keys."""
         if not authorization or authorization[: len(_BEARER)].lower() != _BEARER:
             return False
-        presented = authorization[len(_BEARER) :].strip().encode()
+        try:
+            presented = authorization[len(_BEARER) :].strip().encode()
+        except UnicodeEncodeError:
+            return False  # not a key this service could have issued
         matched = False
         for key in self._keys:
             matched |= hmac.compare_digest(presented, key)

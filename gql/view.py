@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from aiohttp import web
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
@@ -52,14 +53,24 @@ JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 
+def _quality(params: list[str]) -> float:
+    """The q of a media range: 1 when absent, 0 when not a number."""
+    for param in params:
+        if param.startswith("q="):
+            try:
+                return float(param[2:])
+            except ValueError:
+                return 0.0
+    return 1.0
+
+
 def _wants_graphql_response(accept: str) -> bool:
     """Whether the client prefers application/graphql-response+json (the GraphQL over HTTP
     media type) to application/json; without an Accept header, it does not."""
     weights: dict[str, float] = {}
     for part in accept.split(","):
         media, *params = (p.strip() for p in part.split(";"))
-        quality = next((float(p[2:]) for p in params if p.startswith("q=")), 1.0)
-        weights[media.lower()] = quality
+        weights[media.lower()] = _quality(params)
     ours = weights.get(GRAPHQL_RESPONSE, 0.0)
     return ours > 0 and ours >= max(weights.get(JSON, 0.0), weights.get("*/*", 0.0))
 
@@ -101,6 +112,17 @@ class LeaderboardView(GraphQLView[Context, None]):
         self._graphiql_page = graphiql_page or ""
         self.deadline = deadline
         self._on_deadline = on_deadline
+
+    async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> Any:
+        """The request's GraphQL parameters; a body or query string that is not a readable
+        GraphQL request (JSON that is not an object, bytes that are not UTF-8, numbers or
+        nesting beyond what the JSON parser takes) is a 400, never a 500."""
+        try:
+            return await super().parse_http_body(request)
+        except HTTPException:
+            raise
+        except (AttributeError, TypeError, UnicodeDecodeError, ValueError, RecursionError):
+            raise HTTPException(400, "the request is not a readable GraphQL request") from None
 
     async def execute_operation(
         self,
