@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from ulid import ULID
 
@@ -13,6 +14,7 @@ __all__ = [
     "new_session_id",
     "validate_email",
     "validate_id",
+    "validate_instant",
     "validate_name",
     "validate_session_id",
     "validate_submission_id",
@@ -84,6 +86,24 @@ def validate_submission_id(value: str) -> str:
     raise LeaderboardError(
         ErrorCode.INVALID_ID, "submissionId must be a ULID or a UUID", "submissionId"
     )
+
+
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(3000, 1, 1, tzinfo=UTC)
+
+
+def validate_instant(value: datetime, field: str) -> datetime:
+    """A client's instant in UTC (no offset means UTC), from 1970 to 2999; INVALID_ARGUMENT
+    otherwise (an offset at either end of the calendar cannot even be converted)."""
+    try:
+        instant = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        instant = None
+    if instant is None or not _EARLIEST <= instant < _LATEST:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT, f"{field} must be between 1970 and 2999", field
+        )
+    return instant
 
 
 def new_session_id() -> str:

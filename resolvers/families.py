@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from dynamo import families
 from dynamo.families import FamilyItem, concrete_board, period_window
-from dynamo.ids import validate_id, validate_name
+from dynamo.ids import validate_id, validate_instant, validate_name
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from resolvers.context import Context
 
@@ -28,7 +28,7 @@ async def resolve_family_board(
 ) -> LeaderboardItem | None:
     """The family's board of the period containing ``at``; None if that period had no play
     (or its board has expired)."""
-    window = period_window(family, at)
+    window = period_window(family, validate_instant(at, "at"))
     if window is None:
         return None
     return await ctx.loaders.leaderboard.load(window.leaderboard_id)
@@ -73,7 +73,7 @@ async def create_family(
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
-        season_start=season_start,
+        season_start=validate_instant(season_start, "seasonStart") if season_start else None,
         season_days=season_days,
         retention_days=retention_days,
         created_at=ctx.clock(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from dynamo import leaderboards, ranks, scores
-from dynamo.ids import validate_id, validate_name
+from dynamo.ids import validate_id, validate_instant, validate_name
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from dynamo.scores import ScoreItem
 from dynamo.table import Page
@@ -96,8 +96,8 @@ async def create_leaderboard(
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
-        starts_at=starts_at,
-        ends_at=ends_at,
+        starts_at=validate_instant(starts_at, "startsAt") if starts_at else None,
+        ends_at=validate_instant(ends_at, "endsAt") if ends_at else None,
         created_at=ctx.clock(),
     )
     await leaderboards.create_leaderboard(ctx.db, board)

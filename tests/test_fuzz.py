@@ -422,7 +422,6 @@ def _fits_a_file_name(text: str) -> bool:
 # The service answers INTERNAL_SERVER_ERROR or 500 for these inputs (the tests at the end of
 # this module); the strategies keep to inputs outside them.
 KNOWN_CRASHES = {
-    "datetime near the ends of the calendar": "test_datetimes_at_the_ends_of_the_calendar",
     "subscription over HTTP": "test_subscription_over_http",
     "fragment chain longer than MAX_CHAIN": "test_long_fragment_chain_within_the_token_limit",
 }
@@ -1598,12 +1597,6 @@ BOARDS_AT_THE_ENDS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a DateTime whose UTC form falls outside years 1-9999 (an offset at either end of the "
-    "calendar) or a family board(at:) whose period runs past either end of the calendar raises "
-    "OverflowError: INTERNAL_SERVER_ERROR instead of a typed error",
-)
 @pytest.mark.parametrize("case", [*CREATES_AT_THE_ENDS, *BOARDS_AT_THE_ENDS])
 async def test_datetimes_at_the_ends_of_the_calendar(api: Api, case: str) -> None:
     if case in CREATES_AT_THE_ENDS:
