@@ -15,7 +15,7 @@ from dynamo.entries import EntryItem, entry_key
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.plays import Submission
-from dynamo.scores import ScoreItem, score_keys, score_sk
+from dynamo.scores import ScoreItem, rank_value, score_keys, score_sk, tie_value
 from dynamo.sessions import SessionItem, session_keys
 
 __all__ = [
@@ -59,8 +59,9 @@ def score_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
 
 
 def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
-    """The entry guard that points at the player's Score item on ``board``; it expires with
-    the board (``ttl``, left out on boards that never expire)."""
+    """The entry guard that points at the player's Score item on ``board``, with the rank and
+    tie values the table's stream carries to the rank index and the entry's ``version``; it
+    expires with the board (``ttl``, left out on boards that never expire)."""
     guard = EntryItem(
         player_id=entry.player_id,
         leaderboard_id=board.leaderboard_id,
@@ -68,6 +69,9 @@ def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
         attained_at=entry.attained_at,
         session_id=entry.session_id,
         score_sk=score_sk(board, entry),
+        rank_value=rank_value(entry.score, board.score_width, board.sort_order),
+        tie_value=tie_value(entry.attained_at),
+        version=entry.version,
         ttl=board.ttl,
     )
     pk, sk = entry_key(entry.player_id, board.leaderboard_id)
@@ -79,7 +83,7 @@ def bulk_items(
 ) -> list[dict[str, Any]]:
     """Every item that creating the player and then submitting ``sub`` as its first play on
     ``board`` at ``at`` leaves in the table: the player (with the play counted in), its e-mail
-    claim, the session, the entry guard and the Score item.
+    claim, the session, the entry guard and the Score item (both at version 1, a first entry).
 
     ``sub`` must name ``board`` as its only board, and no family or submission id (which
     would write a submission record); the board's ``entryCount`` is the loader's to set.
@@ -110,6 +114,7 @@ def bulk_items(
         attained_at=at,
         session_id=session_id,
         ttl=board.ttl,
+        version=1,
     )
     return [
         player_item(player),

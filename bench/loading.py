@@ -26,6 +26,7 @@ __all__ = [
     "LOAD_CONCURRENCY",
     "SUBMIT_PATH_MAX",
     "Loader",
+    "batch_write",
     "load_with_batch_writes",
     "load_with_submissions",
     "loader_for",
@@ -71,6 +72,26 @@ async def load_with_submissions(
     return list(await asyncio.gather(*(one(sub) for sub in plays)))
 
 
+async def batch_write(db: Db, items: Sequence[dict[str, Any]]) -> None:
+    """Put ``items`` with BatchWriteItem, BATCH_WRITE_LIMIT per call and LOAD_CONCURRENCY
+    calls at a time, retrying unprocessed items with jittered backoff."""
+    gate = asyncio.Semaphore(LOAD_CONCURRENCY)
+
+    async def write(chunk: Sequence[dict[str, Any]]) -> None:
+        request: Any = {db.table: [{"PutRequest": {"Item": serialize(i)}} for i in chunk]}
+        async with gate:
+            for attempt in range(_WRITE_RETRIES + 1):
+                response = await db.client.batch_write_item(RequestItems=request)
+                request = response.get("UnprocessedItems") or {}
+                if not request:
+                    return
+                await asyncio.sleep(random.uniform(0, 0.05 * 2**attempt))
+        raise RuntimeError("BatchWriteItem left items unprocessed after retries")
+
+    chunks = [items[i : i + BATCH_WRITE_LIMIT] for i in range(0, len(items), BATCH_WRITE_LIMIT)]
+    await asyncio.gather(*(write(c) for c in chunks))
+
+
 async def load_with_batch_writes(
     db: Db, board: LeaderboardItem, plays: Sequence[Submission]
 ) -> list[LoadedPlayer]:
@@ -91,21 +112,7 @@ async def load_with_batch_writes(
                 sub.game_id,
             )
         )
-    gate = asyncio.Semaphore(LOAD_CONCURRENCY)
-
-    async def write(chunk: list[dict[str, Any]]) -> None:
-        request: Any = {db.table: [{"PutRequest": {"Item": serialize(i)}} for i in chunk]}
-        async with gate:
-            for attempt in range(_WRITE_RETRIES + 1):
-                response = await db.client.batch_write_item(RequestItems=request)
-                request = response.get("UnprocessedItems") or {}
-                if not request:
-                    return
-                await asyncio.sleep(random.uniform(0, 0.05 * 2**attempt))
-        raise RuntimeError("BatchWriteItem left items unprocessed after retries")
-
-    chunks = [items[i : i + BATCH_WRITE_LIMIT] for i in range(0, len(items), BATCH_WRITE_LIMIT)]
-    await asyncio.gather(*(write(c) for c in chunks))
+    await batch_write(db, items)
     pk, sk = board_key(board.leaderboard_id)
     await db.client.update_item(
         TableName=db.table,

@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 
 from bench.operations import Operation
+from bench.stack import API_KEY
 from bench.workload import Variables
 from dynamo.metrics import CallCounter
 
@@ -85,7 +86,10 @@ class BenchError(RuntimeError):
 
 
 async def _post(http: aiohttp.ClientSession, url: str, query: str, variables: Variables) -> Any:
-    async with http.post(url, json={"query": query, "variables": variables}) as response:
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    async with http.post(
+        url, json={"query": query, "variables": variables}, headers=headers
+    ) as response:
         status = response.status
         body: Any = await response.json()
     if status != 200 or "errors" in body:

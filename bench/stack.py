@@ -19,6 +19,7 @@ from leaderboard.config import Settings
 from leaderboard.embedded import DynamoDBLocal
 
 __all__ = [
+    "API_KEY",
     "CREDENTIALS",
     "CURSOR_SECRET",
     "REGION",
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 CURSOR_SECRET = b"bench-cursor-secret-0123456789"
+API_KEY = "bench-api-key"
+"""The key the benchmark's client writes with."""
 CREDENTIALS = ("local", "local")
 REGION = "us-east-1"
 
@@ -50,7 +53,11 @@ async def served_app(endpoint_url: str, table: str) -> AsyncIterator[ServedApp]:
     """Serve the application on 127.0.0.1 (any free port) with ``table``, created at start-up,
     in the DynamoDB at ``endpoint_url``; the server is cleaned up on leaving the block."""
     settings = Settings(
-        endpoint_url=endpoint_url, region=REGION, table=table, cursor_secret=CURSOR_SECRET
+        endpoint_url=endpoint_url,
+        region=REGION,
+        table=table,
+        cursor_secret=CURSOR_SECRET,
+        api_keys=(API_KEY,),
     )
     app = create_app(settings, credentials=CREDENTIALS, prepare=_create_table)
     runner = web.AppRunner(app)
