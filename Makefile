@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench clean
+.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench bench-ranks clean
 
 install: $(VENV)/.installed
 
@@ -64,6 +64,11 @@ schema: install
 
 bench: install
 	$(BIN)/python -m bench.access_patterns
+
+# Rank latency through GraphQL from the Redis rank index and from COUNT at 10k, 100k and 1M
+# entries, and the stream's lag to the index (about ten minutes on two cores).
+bench-ranks: install redis
+	$(BIN)/python -m bench.rank_index
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated
