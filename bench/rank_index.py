@@ -139,6 +139,8 @@ class RankLatency:
     mean_ms: float
     calls: dict[str, int]
     """Every pattern of DynamoDB calls seen over the measured requests, with how often."""
+    calls_per_request: float
+    """The mean number of DynamoDB calls of a measured request."""
     exact: int
     """Responses equal to the rank computed from the generated scores."""
     failed: int = 0
@@ -515,7 +517,7 @@ async def measure_index(
     samples: list[float] = []
     raw: list[float] = []
     patterns: Counter[str] = Counter()
-    exact = 0
+    exact = calls = 0
     before = (0, 0)
     for i in range(warmup + requests):
         if i == warmup:
@@ -538,7 +540,9 @@ async def measure_index(
                     raise BenchError(f"raw rank of {player}: {raw_answer}, expected {expected}")
                 continue
             samples.append(elapsed)
-            patterns[format_calls(stack.index_calls.snapshot())] += 1
+            snapshot = stack.index_calls.snapshot()
+            patterns[format_calls(snapshot)] += 1
+            calls += sum(snapshot.values())
             if rank == expected:
                 exact += 1
             else:
@@ -572,6 +576,7 @@ async def measure_index(
         p99_ms=p99,
         mean_ms=statistics.fmean(samples),
         calls=dict(patterns.most_common()),
+        calls_per_request=calls / requests,
         exact=exact,
         raw_p50_ms=raw_p50,
         raw_p99_ms=raw_p99,
@@ -597,7 +602,7 @@ async def measure_count(
     DynamoDB read timeout) is counted, not fatal."""
     samples: list[float] = []
     patterns: Counter[str] = Counter()
-    exact = same = both_exact = failed = 0
+    exact = same = both_exact = failed = calls = 0
     for i in range(warmup + requests):
         player = rng.choice(board.probes)
         expected = board.expected(player)
@@ -614,7 +619,9 @@ async def measure_count(
         if i < warmup:
             continue
         samples.append(elapsed)
-        patterns[format_calls(stack.count_calls.snapshot())] += 1
+        snapshot = stack.count_calls.snapshot()
+        patterns[format_calls(snapshot)] += 1
+        calls += sum(snapshot.values())
         exact += rank == expected
         from_index = await ask_rank(http, stack.index_url, board, player)
         if from_index == rank:
@@ -631,6 +638,7 @@ async def measure_count(
         p99_ms=p99,
         mean_ms=statistics.fmean(samples) if samples else float("nan"),
         calls=dict(patterns.most_common()),
+        calls_per_request=calls / len(samples) if samples else float("nan"),
         exact=exact,
         failed=failed,
     )
@@ -845,8 +853,13 @@ def run(
 # -- the report ----------------------------------------------------------------------------
 
 
-def _calls(latency: RankLatency) -> str:
-    return ", ".join(f"{pattern} ({n})" for pattern, n in latency.calls.items())
+def _calls(latency: RankLatency, shown: int = 3) -> str:
+    """The most common call patterns with how often, and the mean number of calls."""
+    patterns = list(latency.calls.items())
+    text = ", ".join(f"{pattern} ({n})" for pattern, n in patterns[:shown])
+    if len(patterns) > shown:
+        text += f", {len(patterns) - shown} more patterns"
+    return f"{text}; mean {latency.calls_per_request:.1f} calls"
 
 
 def report(
