@@ -16,7 +16,6 @@ import aiohttp
 
 from bench.operations import Operation
 from bench.stack import API_KEY
-from bench.workload import Variables
 from dynamo.metrics import CallCounter
 
 __all__ = [
@@ -25,6 +24,7 @@ __all__ = [
     "OperationResult",
     "format_calls",
     "measure",
+    "post_graphql",
 ]
 
 
@@ -85,10 +85,19 @@ class BenchError(RuntimeError):
     """A benchmarked request failed or returned something other than what was asked for."""
 
 
-async def _post(http: aiohttp.ClientSession, url: str, query: str, variables: Variables) -> Any:
-    headers = {"Authorization": f"Bearer {API_KEY}"}
+async def post_graphql(
+    http: aiohttp.ClientSession,
+    url: str,
+    query: str,
+    variables: Mapping[str, Any],
+    *,
+    key: str | None = API_KEY,
+) -> Any:
+    """POST one GraphQL request (with ``key`` as its API key, if any); its data, or
+    BenchError when it failed."""
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
     async with http.post(
-        url, json={"query": query, "variables": variables}, headers=headers
+        url, json={"query": query, "variables": dict(variables)}, headers=headers
     ) as response:
         status = response.status
         body: Any = await response.json()
@@ -120,7 +129,7 @@ async def measure(
             counter.reset()
             start = time.perf_counter()
             if via_service:
-                data = await _post(http, url, op.query, variables)
+                data = await post_graphql(http, url, op.query, variables)
             else:
                 await op.raw(variables)
             elapsed = (time.perf_counter() - start) * 1000

@@ -69,7 +69,7 @@ from redis.asyncio import Redis
 
 from bench.items import bulk_items
 from bench.loading import batch_write, load_with_batch_writes
-from bench.measure import BenchError, format_calls
+from bench.measure import BenchError, format_calls, post_graphql
 from bench.report import log, machine_info, machine_lines
 from bench.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.workload import GAMES, new_board
@@ -469,27 +469,12 @@ def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
     return cuts[49], cuts[94], cuts[98]
 
 
-async def _post(
-    http: aiohttp.ClientSession,
-    url: str,
-    query: str,
-    variables: Mapping[str, Any],
-    headers: Mapping[str, str] | None = None,
-) -> Any:
-    async with http.post(
-        url, json={"query": query, "variables": dict(variables)}, headers=headers
-    ) as response:
-        status = response.status
-        body: Any = await response.json()
-    if status != 200 or "errors" in body:
-        raise BenchError(f"HTTP {status}: {json.dumps(body)[:500]}")
-    return body["data"]
-
-
 async def ask_rank(
     http: aiohttp.ClientSession, url: str, board: BoardData, player_id: str
 ) -> dict[str, Any]:
-    data = await _post(http, url, RANK_QUERY % board.item.leaderboard_id, {"p": player_id})
+    data = await post_graphql(
+        http, url, RANK_QUERY % board.item.leaderboard_id, {"p": player_id}, key=None
+    )
     rank: dict[str, Any] | None = (data.get("player") or {}).get("rank")
     if rank is None:
         raise BenchError(f"no rank for {player_id}: {json.dumps(data)}")
@@ -668,7 +653,6 @@ async def measure_lag(
     response the index holds the new entry."""
     _, meta, _, _ = board_keys(stack.table, board.item.leaderboard_id)
     zset = board_keys(stack.table, board.item.leaderboard_id)[0]
-    headers = {"Authorization": f"Bearer {API_KEY}"}
     players = rng.sample(board.probes, min(count, len(board.probes)))
     top = max(1, board.entries // 10)
     lags: list[float] = []
@@ -687,7 +671,7 @@ async def measure_lag(
             }
         }
         started = time.perf_counter()
-        data = await _post(http, stack.index_url, SUBMIT_MUTATION, variables, headers)
+        data = await post_graphql(http, stack.index_url, SUBMIT_MUTATION, variables, key=API_KEY)
         answered = time.perf_counter()
         submits.append((answered - started) * 1000)
         payload = data["submitScore"]
