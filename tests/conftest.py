@@ -12,6 +12,7 @@ from typing import Any
 
 import aioboto3
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from dynamo.cursors import CursorCodec
@@ -243,3 +244,17 @@ async def indexed(
         ) as streams:
             stream = TableStream(served.db.client, streams, settings.table)
             yield Indexed(served, index, Projector(stream, index), stream)
+
+
+@asynccontextmanager
+async def serving_on_loopback(app: web.Application) -> AsyncIterator[str]:
+    """Serve ``app`` on a free loopback TCP port (for clients outside this process, such
+    as a browser or node); yields its base URL."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        port: int = runner.addresses[0][1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()

@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
-from aiohttp import web
 from playwright.async_api import (
     Browser,
     ConsoleMessage,
@@ -30,7 +29,7 @@ from gql.view import DEFAULT_QUERY
 from leaderboard.app import create_app
 from leaderboard.config import Settings
 from leaderboard.seed import seed
-from tests.conftest import LOCAL_CREDENTIALS
+from tests.conftest import LOCAL_CREDENTIALS, serving_on_loopback
 
 __all__: list[str] = []
 
@@ -79,14 +78,8 @@ async def base_url(settings: Settings, graphiql_assets: Path) -> AsyncIterator[s
         prepare=_prepare,
         credentials=LOCAL_CREDENTIALS,
     )
-    runner = web.AppRunner(app)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        port: int = runner.addresses[0][1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_on_loopback(app) as url:
+        yield url
 
 
 @pytest.fixture

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from dynamo.table import Db, create_table
 from leaderboard.app import create_app
 from leaderboard.config import Settings
-from tests.conftest import LOCAL_CREDENTIALS
+from tests.conftest import LOCAL_CREDENTIALS, serving_on_loopback
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT_SCRIPT = ROOT / "tests" / "http_audit.mjs"
@@ -42,15 +41,8 @@ async def graphql_url(settings: Settings, graphiql_assets: Path) -> AsyncIterato
         prepare=_create,
         credentials=LOCAL_CREDENTIALS,
     )
-    runner = web.AppRunner(app)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = runner.addresses[0][:2]
-        yield f"http://{host}:{port}/graphql"
-    finally:
-        await runner.cleanup()
+    async with serving_on_loopback(app) as url:
+        yield f"{url}/graphql"
 
 
 async def _run_audit(url: str) -> list[dict[str, Any]]:
