@@ -23,6 +23,7 @@ __all__ = [
     "SCORE_RANGE_END",
     "SK_PREFIX",
     "ScoreItem",
+    "attained_at_of",
     "best_score",
     "board_pk",
     "player_scores",
@@ -67,6 +68,11 @@ def rank_value(score: int, width: int, order: SortOrder) -> str:
 def tie_value(attained_at: datetime) -> str:
     millis = (attained_at - _EPOCH) // timedelta(milliseconds=1)
     return str(_TIE_MAX - millis).zfill(_TIE_WIDTH)
+
+
+def attained_at_of(tie: str) -> datetime:
+    """The instant a ``tieValue`` encodes (the inverse of :func:`tie_value`)."""
+    return _EPOCH + timedelta(milliseconds=_TIE_MAX - int(tie))
 
 
 def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:

@@ -7,11 +7,12 @@ from typing import Annotated
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
-    MaxAliasesLimiter,
+    AddValidationRules,
     MaxTokensLimiter,
     ParserCache,
-    QueryDepthLimiter,
     ValidationCache,
+    max_aliases,
+    query_depth_limiter,
 )
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
@@ -31,12 +32,20 @@ from resolvers.context import Context
 
 ID_ARG = strawberry.argument(description="The id.")
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "Query", "schema"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "VALIDATION_CACHE_SIZE", "Query", "schema"]
 
 MAX_DEPTH = 10
 """Deepest selection nesting accepted (the deepest useful query nests 8)."""
 MAX_ALIASES = 40
 MAX_TOKENS = 4000
+VALIDATION_CACHE_SIZE = 256
+
+LIMIT_RULES = (
+    query_depth_limiter.create_validator(MAX_DEPTH, None),
+    max_aliases.create_validator(MAX_ALIASES),
+)
+"""The depth and alias limits as validation rules, created once: the validation cache is keyed
+by the rules too, so rules created per request would never let it hit."""
 
 
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
@@ -127,12 +136,11 @@ schema = LeaderboardSchema(
         # Abuse limits, checked before anything runs. Introspection is exempt from the depth
         # limit (GraphiQL's schema query nests deeply).
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
-        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        lambda: AddValidationRules(list(LIMIT_RULES)),
         # Parsing and validating a document is the largest fixed cost of a request; clients
         # send the same few operations again and again, so both results are kept (bounded).
-        lambda: ParserCache(maxsize=256),
-        lambda: ValidationCache(maxsize=256),
+        lambda: ParserCache(maxsize=VALIDATION_CACHE_SIZE),
+        lambda: ValidationCache(maxsize=VALIDATION_CACHE_SIZE),
     ],
     config=StrawberryConfig(scalar_map=SCALARS),
 )

@@ -12,7 +12,7 @@ from dynamo.scores import ScoreItem
 from gql.scalars import Long
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
-from resolvers.ranks import WindowRanks, resolve_score_rank
+from resolvers.ranks import WindowRanks, resolve_ranked_entry, resolve_score_rank
 
 if TYPE_CHECKING:
     from gql.leaderboards import Leaderboard
@@ -81,7 +81,7 @@ class Rank:
         )
     )
     total: int = strawberry.field(description="Number of entries on the board.")
-    item: strawberry.Private[ScoreItem]
+    info: strawberry.Private[RankInfo]
 
     @strawberry.field(description="Number of entries on the board (the same as total).")
     def entry_count(self) -> int:
@@ -96,15 +96,15 @@ class Rank:
         return 100.0 * (self.total - (self.rank - 1)) / self.total
 
     @strawberry.field(description="The entry ranked.")
-    def score(self) -> Score:
-        return Score(item=self.item)
+    async def score(self, info: Info[Context, None]) -> Score:
+        return Score(item=await resolve_ranked_entry(info.context, self.info))
 
     @classmethod
     def of(cls, rank: RankInfo | None) -> Rank | None:
         if rank is None:
             return None
-        return cls(rank=rank.rank, total=rank.total, item=rank.entry)
+        return cls(rank=rank.rank, total=rank.total, info=rank)
 
     @classmethod
     def all(cls, ranks: list[RankInfo]) -> list[Rank]:
-        return [cls(rank=r.rank, total=r.total, item=r.entry) for r in ranks]
+        return [cls(rank=r.rank, total=r.total, info=r) for r in ranks]

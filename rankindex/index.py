@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -17,16 +17,34 @@ from dynamo.table import Db, parse, query_items
 from rankindex.keys import CHECKPOINT, HEARTBEAT, STATE, board_keys, member
 from rankindex.projection import BoardCreated, Change, Put
 
-__all__ = ["MAX_LAG_MS", "RankIndex", "Verification"]
+__all__ = ["MAX_LAG_MS", "IndexedRank", "RankIndex", "Verification"]
 
 MAX_LAG_MS = 5_000
 """The index answers only while its projector caught up with the stream this recently."""
 _CHUNK = 10_000
 _SCRIPT = resources.files("rankindex").joinpath("apply.lua").read_text()
+_RANKS_SCRIPT = resources.files("rankindex").joinpath("ranks.lua").read_text()
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class IndexedRank:
+    """A player's position on a board as the index holds it."""
+
+    better: int
+    """Entries strictly better."""
+    total: int
+    """Entries on the board, the ranked one included."""
+    member: str | None
+    """The player's indexed entry (``<tieValue>#<playerId>``); None when it holds none."""
+
+
+Ask = tuple[str, str | None]
+"""(player id, rank value): rank this value for the player; with None, the player's indexed
+entry."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,7 @@ class RankIndex:
         self.max_lag_ms = max_lag_ms
         self._heartbeat = HEARTBEAT.format(ns=namespace)
         self._apply = redis.register_script(_SCRIPT)
+        self._ranks = redis.register_script(_RANKS_SCRIPT)
 
     # -- the projector's side ------------------------------------------------------------
 
@@ -119,6 +138,34 @@ class RankIndex:
             return None
         return dict(zip(values, (int(c) for c in counts), strict=True))
 
+    async def ranks(
+        self, asks: Mapping[str, Sequence[Ask]]
+    ) -> dict[str, list[IndexedRank | None]] | None:
+        """Ranks of players on boards in one round trip: for each board id, one answer per
+        ask, in order; None for an ask without a value whose player has no indexed entry.
+        A board the index cannot answer for is left out; None when the index is behind."""
+        boards = list(asks)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(self._heartbeat, "caughtUpAt")
+            for board in boards:
+                args = [a for player, value in asks[board] for a in (player, value or "")]
+                await self._ranks(
+                    keys=board_keys(self.namespace, board)[:3], args=args, client=pipe
+                )
+            caught_up, *replies = await pipe.execute()
+        if not self._fresh(caught_up):
+            return None
+        found: dict[str, list[IndexedRank | None]] = {}
+        for board, reply in zip(boards, replies, strict=True):
+            if len(reply) < 2:
+                continue  # not ready: built, being rebuilt or stale
+            total = int(reply[1])
+            found[board] = [
+                _indexed(_text(reply[2 + 2 * i]), int(reply[3 + 2 * i]), total, value)
+                for i, (_, value) in enumerate(asks[board])
+            ]
+        return found
+
     async def listed_before(self, board: LeaderboardItem, entry: ScoreItem) -> int | None:
         """How many entries the board lists before ``entry`` (better, or tied and attained
         earlier); None when the index cannot answer."""
@@ -133,9 +180,11 @@ class RankIndex:
         return int(position)
 
     def _usable(self, state: Any, caught_up: Any) -> bool:
-        if state not in (b"ready", "ready") or caught_up is None:
-            return False
-        return _now_ms() - int(caught_up) <= self.max_lag_ms
+        return state in (b"ready", "ready") and self._fresh(caught_up)
+
+    def _fresh(self, caught_up: Any) -> bool:
+        """The projector caught up with the stream recently enough."""
+        return caught_up is not None and _now_ms() - int(caught_up) <= self.max_lag_ms
 
     async def lag(self) -> dict[str, Any]:
         """For /healthz: how far behind the projector is."""
@@ -202,6 +251,19 @@ class RankIndex:
         if not result.ok:
             await self.redis.set(state, "stale")
         return result
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _indexed(member: str, better: int, total: int, value: str | None) -> IndexedRank | None:
+    if better < 0:
+        return None
+    if not member:
+        # A value ranked for a player the index does not hold yet: it counts itself.
+        return IndexedRank(better=better, total=total + 1, member=None)
+    return IndexedRank(better=better, total=total, member=member)
 
 
 _Row = tuple[str, int, str, int]

@@ -50,7 +50,7 @@ async def resolve_ranks_of(
     ids = check_id_list(player_ids, "playerIds")
     found = await ctx.loaders.rank.load_many([(p, leaderboard_id) for p in ids])
     entries = [r for r in found if r is not None]
-    return sorted(entries, key=lambda r: (r.rank, r.entry.attained_at, r.entry.player_id))
+    return sorted(entries, key=lambda r: (r.rank, r.attained_at, r.player_id))
 
 
 async def resolve_around(
@@ -71,10 +71,7 @@ async def resolve_around(
     for item in window:
         ctx.loaders.best_score.prime((item.player_id, leaderboard_id), item)
     total = max([board.entry_count, *ranked])
-    return [
-        RankInfo(rank=r, total=total, entry=e, board=board)
-        for e, r in zip(window, ranked, strict=True)
-    ]
+    return [RankInfo.of(e, r, total) for e, r in zip(window, ranked, strict=True)]
 
 
 async def create_leaderboard(

@@ -12,13 +12,13 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from dynamo import entries, leaderboards, players, scores, sessions
+from dynamo import entries, leaderboards, players, sessions
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from dynamo.table import BATCH_GET_LIMIT, Db
-from resolvers.rank_source import RankSource
+from resolvers.rank_source import RankInfo, RankSource
 
 __all__ = [
     "BestScoreByPlayerBoardLoader",
@@ -70,20 +70,14 @@ class BestScoreByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
         return await entries.current_entries(self.db, keys)
 
 
-@dataclass(frozen=True)
-class RankInfo:
-    """Standard competition ("1224") rank: 1 + the number of entries with a strictly better
-    score, out of the board's entries."""
-
-    rank: int
-    total: int
-    entry: ScoreItem
-    board: LeaderboardItem
-
-
 class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
-    """AP10: a player's rank by (playerId, leaderboardId). The tick's keys are grouped by board;
-    each board's ranks come from one set of concurrent range COUNTs (dynamo.ranks)."""
+    """AP10: a player's rank by (playerId, leaderboardId).
+
+    With the rank index in sync, one round trip to it answers every key whose entry it holds.
+    The other keys (and every key when the index is off or behind) read the entry and the
+    board from the table and are ranked per board: by the index, or by one set of concurrent
+    range COUNTs (dynamo.ranks). An entry this request already holds (:meth:`know`, e.g. the
+    one a submission just wrote) is ranked as held, never from an older indexed copy."""
 
     def __init__(
         self,
@@ -96,34 +90,37 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         self.best_score = best_score
         self.board = board
         self.source = source
+        self.known: dict[tuple[str, str], ScoreItem] = {}
+
+    def know(self, entry: ScoreItem) -> None:
+        """Rank ``entry`` as it is, for its player and board, from now on in this request."""
+        key = (entry.player_id, entry.leaderboard_id)
+        if self.known.get(key) != entry:
+            self.known[key] = entry
+            self.clear(key)
 
     async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
-        found = await asyncio.gather(
-            self.best_score.load_many(keys), self.board.load_many([b for _, b in keys])
+        found = await self.source.indexed([k for k in keys if k not in self.known])
+        rest = [k for k in keys if k not in found]
+        if rest:
+            found.update(await self._from_table(rest))
+        return [found.get(k) for k in keys]
+
+    async def _from_table(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], RankInfo]:
+        unknown = [k for k in keys if k not in self.known]
+        loaded, boards = await asyncio.gather(
+            self.best_score.load_many(unknown), self.board.load_many([b for _, b in keys])
         )
+        entries = {**dict(zip(unknown, loaded, strict=True)), **self.known}
         by_board: dict[str, tuple[LeaderboardItem, list[ScoreItem]]] = {}
-        for entry, board in zip(*found, strict=True):
+        for key, board in zip(keys, boards, strict=True):
+            entry = entries.get(key)
             if entry is not None and board is not None:
                 by_board.setdefault(board.leaderboard_id, (board, []))[1].append(entry)
-        counted = await asyncio.gather(
-            *(self.source.better_counts(board, es) for board, es in by_board.values())
+        ranked = await asyncio.gather(
+            *(self.source.rank_entries(board, es) for board, es in by_board.values())
         )
-        better = dict(zip(by_board, counted, strict=True))
-        return [
-            None
-            if entry is None or board is None
-            else _rank_info(board, entry, better[board.leaderboard_id])
-            for entry, board in zip(*found, strict=True)
-        ]
-
-
-def _rank_info(board: LeaderboardItem, entry: ScoreItem, better: dict[str, int]) -> RankInfo:
-    count = better[scores.rank_value(entry.score, board.score_width, board.sort_order)]
-    # entryCount is maintained by the submission transaction; max() keeps the answer coherent
-    # when an entry read is fresher than the board item read.
-    return RankInfo(
-        rank=count + 1, total=max(board.entry_count, count + 1), entry=entry, board=board
-    )
+        return {(r.player_id, r.leaderboard_id): r for rs in ranked for r in rs}
 
 
 @dataclass(frozen=True)

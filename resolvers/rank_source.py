@@ -8,14 +8,45 @@ it does not hold completely or while its projector is behind the stream.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from dynamo import ranks
 from dynamo.leaderboards import LeaderboardItem
-from dynamo.scores import ScoreItem
+from dynamo.scores import ScoreItem, attained_at_of, rank_value
 from dynamo.table import Db
 from rankindex.index import RankIndex
 
-__all__ = ["RankSource"]
+__all__ = ["RankInfo", "RankSource"]
+
+Key = tuple[str, str]
+"""(playerId, leaderboardId)"""
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """Standard competition ("1224") rank: 1 + the number of entries with a strictly better
+    score, out of the board's entries."""
+
+    rank: int
+    total: int
+    player_id: str
+    leaderboard_id: str
+    attained_at: datetime
+    entry: ScoreItem | None
+    """The ranked entry when the answer came with it; None when only the index was read (the
+    entry is then read from the table if a client asks for it)."""
+
+    @classmethod
+    def of(cls, entry: ScoreItem, rank: int, total: int) -> RankInfo:
+        return cls(
+            rank=rank,
+            total=total,
+            player_id=entry.player_id,
+            leaderboard_id=entry.leaderboard_id,
+            attained_at=entry.attained_at,
+            entry=entry,
+        )
 
 
 class RankSource:
@@ -23,15 +54,63 @@ class RankSource:
         self.db = db
         self.index = index
 
-    async def better_counts(
+    async def indexed(self, keys: Sequence[Key]) -> dict[Key, RankInfo]:
+        """Ranks of the players' entries as the index holds them, in one round trip to it,
+        for the keys it can answer: none when it is off or behind, or for a board it does not
+        hold completely; none for a player without an indexed entry (the table may hold one
+        the projector has not applied yet)."""
+        if self.index is None or not keys:
+            return {}
+        asks: dict[str, list[tuple[str, str | None]]] = {}
+        for player, board in keys:
+            asks.setdefault(board, []).append((player, None))
+        found = await self.index.ranks(asks)
+        if found is None:
+            return {}
+        answered: dict[Key, RankInfo] = {}
+        for board, answers in found.items():
+            for (player, _), answer in zip(asks[board], answers, strict=True):
+                if answer is None or answer.member is None:
+                    continue
+                tie = answer.member.split("#", 1)[0]
+                answered[(player, board)] = RankInfo(
+                    rank=answer.better + 1,
+                    total=answer.total,
+                    player_id=player,
+                    leaderboard_id=board,
+                    attained_at=attained_at_of(tie),
+                    entry=None,
+                )
+        return answered
+
+    async def rank_entries(
         self, board: LeaderboardItem, entries: Sequence[ScoreItem]
-    ) -> dict[str, int]:
-        """For each entry's rank value: how many entries are strictly better."""
+    ) -> list[RankInfo]:
+        """Ranks of entries read from the table (or just written), one per entry: each
+        counted against the board's other entries."""
         if self.index is not None:
-            found = await self.index.better_counts(board, entries)
-            if found is not None:
-                return found
-        return await ranks.better_counts(self.db, board, entries)
+            asks: dict[str, list[tuple[str, str | None]]] = {
+                board.leaderboard_id: [
+                    (e.player_id, rank_value(e.score, board.score_width, board.sort_order))
+                    for e in entries
+                ]
+            }
+            found = await self.index.ranks(asks)
+            answers = found.get(board.leaderboard_id) if found is not None else None
+            if answers is not None:
+                return [
+                    RankInfo.of(e, a.better + 1, a.total)
+                    for e, a in zip(entries, answers, strict=True)
+                    if a is not None
+                ]
+        better = await ranks.better_counts(self.db, board, entries)
+        ranked = []
+        for entry in entries:
+            count = better[rank_value(entry.score, board.score_width, board.sort_order)]
+            # entryCount is maintained by the submission transaction; max() keeps the answer
+            # coherent when an entry read is fresher than the board item read.
+            ranked.append(RankInfo.of(entry, count + 1, max(board.entry_count, count + 1)))
+        return ranked
 
     async def window_ranks(
         self, board: LeaderboardItem, window: Sequence[ScoreItem], *, from_top: bool

@@ -8,8 +8,15 @@ from collections.abc import Sequence
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.scores import ScoreItem
 from resolvers.context import Context
+from resolvers.rank_source import RankInfo
 
-__all__ = ["MAX_AROUND", "WindowRanks", "check_window_size", "resolve_score_rank"]
+__all__ = [
+    "MAX_AROUND",
+    "WindowRanks",
+    "check_window_size",
+    "resolve_ranked_entry",
+    "resolve_score_rank",
+]
 
 MAX_AROUND = 50
 
@@ -59,8 +66,19 @@ async def resolve_score_rank(
     """The rank of a Score: from its list when it came in one, else from the rank loader."""
     if window is not None:
         return await window.rank(entry)
+    ctx.loaders.rank.know(entry)
     info = await ctx.loaders.rank.load((entry.player_id, entry.leaderboard_id))
     return info.rank if info is not None else None
+
+
+async def resolve_ranked_entry(ctx: Context, info: RankInfo) -> ScoreItem:
+    """The entry a rank belongs to: as it came with the rank, else read from the table."""
+    if info.entry is not None:
+        return info.entry
+    entry = await ctx.loaders.best_score.load((info.player_id, info.leaderboard_id))
+    if entry is None:
+        raise LookupError(f"the ranked entry of {info.player_id} on {info.leaderboard_id} is gone")
+    return entry
 
 
 def check_window_size(before: int, after: int) -> None:

@@ -49,6 +49,7 @@ async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
     for board in result.boards:
         key = (submission.player_id, board.leaderboard_id)
         loaders.best_score.clear(key).prime(key, board.entry)
+        loaders.rank.know(board.entry)
         if board.board is not None:
             loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
     loaders.session.prime((submission.player_id, result.session.session_id), result.session)

@@ -7,6 +7,9 @@ import json
 import logging
 
 import pytest
+from strawberry.extensions import ValidationCache
+
+from gql.schema import VALIDATION_CACHE_SIZE
 
 from tests.conftest import Api
 from tests.scan import scan_items
@@ -38,6 +41,17 @@ async def test_a_thousand_aliases_are_refused_and_write_nothing(api: Api) -> Non
     assert body["data"] is None
     assert {e["extensions"]["code"] for e in body["errors"]} == {"GRAPHQL_VALIDATION_FAILED"}
     assert len(await scan_items(api.db)) == len(before)
+
+
+async def test_a_repeated_document_is_validated_once(api: Api) -> None:
+    cache = ValidationCache(maxsize=VALIDATION_CACHE_SIZE).cached_validate_document
+    query = '{ leaderboard(id: "validated-once") { id name } }'
+    await api.gql(query)
+    before = cache.cache_info()
+    for _ in range(3):
+        assert await api.gql(query) == {"leaderboard": None}
+    after = cache.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (3, 0)
 
 
 async def test_a_reasonable_aliased_query_is_fine(api: Api) -> None:

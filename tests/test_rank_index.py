@@ -156,6 +156,97 @@ async def test_a_killed_projector_resumes_from_its_checkpoint(indexed: Indexed) 
     await _check(indexed, "b")
 
 
+RANK = """query($p: ID!) { player(id: $p) { rank(leaderboardId: "b") {
+    rank total percentile } } }"""
+
+
+async def test_a_rank_in_sync_costs_one_index_round_trip_and_no_entry_read(
+    indexed: Indexed,
+) -> None:
+    api = indexed.api
+    players = [f"p{i}" for i in range(6)]
+    for p in players:
+        await api.create_player(p)
+    await api.create_board("b", operator="LATEST")
+    for n, p in enumerate(players):
+        await api.submit(p, "b", [30, 10, 30, 20, 10, 30][n])
+    await indexed.projector.drain()
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    expected = _oracle(board, await _entries(indexed, "b"))
+    assert sorted(expected.values()) == [1, 1, 1, 4, 5, 5]
+
+    for player in players:
+        api.reset_calls()
+        ranked = (await api.gql(RANK, {"p": player}))["player"]["rank"]
+        total = len(players)
+        assert ranked == {
+            "rank": expected[player],
+            "total": total,
+            "percentile": 100.0 * (total - (expected[player] - 1)) / total,
+        }
+        assert api.calls == {"GetItem": 1}, "the player only; the index ranks the entry"
+
+    # The entry itself is read only when asked for.
+    api.reset_calls()
+    asked = await api.gql(
+        '{ player(id: "p3") { rank(leaderboardId: "b") { rank score { score } } } }'
+    )
+    assert asked["player"]["rank"] == {"rank": 4, "score": {"score": 20}}
+    assert api.calls == {"GetItem": 1, "Query": 1}
+
+    # A friends board: one GetItem for the board, every rank from the index, ties in the
+    # table's order (earlier attained first).
+    api.reset_calls()
+    friends = await api.gql(
+        '{ leaderboard(id: "b") { ranksOf(playerIds: ["p5", "p1", "p0", "p4", "nobody"]) {'
+        " rank score { player { id } } } } }"
+    )
+    assert [(r["rank"], r["score"]["player"]["id"]) for r in friends["leaderboard"]["ranksOf"]] == [
+        (1, "p0"),
+        (1, "p5"),
+        (5, "p1"),
+        (5, "p4"),
+    ]
+    assert api.calls["GetItem"] == 1
+    assert "Query" not in api.calls or api.calls["Query"] == 1, "only the absent player's entry"
+
+
+async def test_a_submission_is_ranked_as_written_while_the_index_holds_the_old_entry(
+    indexed: Indexed,
+) -> None:
+    api = indexed.api
+    for p in ("a", "b", "c", "d"):
+        await api.create_player(p)
+    await api.create_board("b", operator="LATEST")
+    for p, score in (("a", 50), ("b", 40), ("c", 30), ("d", 20)):
+        await api.submit(p, "b", score)
+    await indexed.projector.drain()
+    # a drops from first to third; the projector has not applied it yet.
+    data = await api.gql(
+        """mutation { submitScore(input: {playerId: "a", leaderboardId: "b", gameId: "g",
+           score: 35}) { rank { rank total score { score } } errors { code } } }"""
+    )
+    assert data["submitScore"]["rank"] == {"rank": 2, "total": 4, "score": {"score": 35}}
+    # A first entry that the index does not hold yet counts itself in the total.
+    await indexed.projector.drain()
+    await api.create_player("e")
+    data = await api.gql(
+        """mutation { submitScore(input: {playerId: "e", leaderboardId: "b", gameId: "g",
+           score: 45}) { rank { rank total } errors { code } } }"""
+    )
+    assert data["submitScore"]["rank"] == {"rank": 1, "total": 5}
+    # Until the projector applies them, a plain rank query answers from the table's entry
+    # for a player the index does not hold, and from the index otherwise.
+    fresh = await api.gql('{ player(id: "e") { rank(leaderboardId: "b") { rank total } } }')
+    assert fresh["player"]["rank"] == {"rank": 1, "total": 5}
+    await indexed.projector.drain()
+    for player, rank in (("e", 1), ("b", 2), ("a", 3), ("c", 4), ("d", 5)):
+        ranked = await api.gql(RANK, {"p": player})
+        assert ranked["player"]["rank"]["rank"] == rank
+        assert ranked["player"]["rank"]["total"] == 5
+
+
 async def test_rebuild_verify_and_fallback(indexed: Indexed) -> None:
     api = indexed.api
     for p in range(5):
