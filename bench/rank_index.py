@@ -33,7 +33,7 @@ followed by the same probe asked of the index instance. Every answer is checked 
 computed from the generated scores (standard competition ranking). Reported: p50/p95/p99, the
 DynamoDB calls of a request (the app's :data:`~leaderboard.app.CALLS` counter), the server time
 of ZCOUNT (``INFO commandstats``) and the round trip of the index's own lookup
-(:meth:`RankIndex.better_counts`) from this process.
+(:meth:`RankIndex.ranks`) from this process.
 
 **Stream lag.** ``--lag-submissions`` submitScore mutations, each improving a probe's entry: the
 time from the mutation's response until the index's meta hash holds the entry's new version
@@ -75,11 +75,11 @@ from bench.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.workload import GAMES, new_board
 from dynamo.cursors import CursorCodec
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, board_key, create_leaderboard, get_leaderboard
+from dynamo.leaderboards import LeaderboardItem, board_key, create_leaderboard
 from dynamo.metrics import CallCounter
 from dynamo.players import get_player
 from dynamo.plays import Submission
-from dynamo.scores import ScoreItem, best_score, rank_value, tie_value
+from dynamo.scores import rank_value, tie_value
 from dynamo.table import Db, create_table, serialize
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Settings, default_cache_dir
@@ -155,8 +155,8 @@ class RankLatency:
     zcount_server_us: float = 0.0
     """The server's mean time per ZCOUNT over them."""
     lookup_p50_ms: float = 0.0
-    """RankIndex.better_counts (state, heartbeat and ZCOUNT in one pipeline) timed from the
-    benchmark's process: the index's share of a request (index only)."""
+    """RankIndex.ranks (heartbeat and one script: state, meta, ZSCORE, ZCOUNT, ZCARD) timed
+    from the benchmark's process: the index's share of a request (index only)."""
     lookup_p99_ms: float = 0.0
 
 
@@ -538,17 +538,9 @@ async def measure_index(
     lookups: list[float] = []
     for _ in range(requests):
         player = rng.choice(board.probes)
-        entry = ScoreItem(
-            leaderboard_id=board.item.leaderboard_id,
-            player_id=player,
-            score=board.scores[player],
-            attained_at=_EPOCH,
-        )
         started = time.perf_counter()
-        found = await stack.index.better_counts(board.item, [entry])
+        await index_lookup(stack, board, player)
         lookups.append((time.perf_counter() - started) * 1000)
-        if found is None:
-            raise BenchError("the index declined to answer")
 
     p50, p95, p99 = percentiles(samples)
     raw_p50, _, raw_p99 = percentiles(raw)
@@ -632,18 +624,19 @@ async def measure_count(
 
 async def raw_rank(stack: Stack, board: BoardData, player_id: str) -> int:
     """The calls a rank request makes, sent from the benchmark's process: the player (GetItem),
-    then its entry (Query GSI1) and the board (GetItem) together, then the index's count."""
-    board_id = board.item.leaderboard_id
+    then the index's lookup of the player's indexed entry and its rank (one round trip)."""
     await get_player(stack.db, player_id)
-    entry, item = await asyncio.gather(
-        best_score(stack.db, player_id, board_id), get_leaderboard(stack.db, board_id)
-    )
-    if entry is None or item is None:
-        raise BenchError(f"no entry of {player_id} on {board_id}")
-    counts = await stack.index.better_counts(item, [entry])
-    if counts is None:
-        raise BenchError("the index declined to answer")
-    return 1 + next(iter(counts.values()))
+    return await index_lookup(stack, board, player_id)
+
+
+async def index_lookup(stack: Stack, board: BoardData, player_id: str) -> int:
+    """The index's answer for the player's entry: :meth:`RankIndex.ranks`, one round trip."""
+    board_id = board.item.leaderboard_id
+    found = await stack.index.ranks({board_id: [(player_id, None)]})
+    answer = (found or {}).get(board_id, [None])[0]
+    if answer is None:
+        raise BenchError(f"the index declined to rank {player_id} on {board_id}")
+    return answer.better + 1
 
 
 async def measure_lag(
@@ -894,11 +887,11 @@ def report(
     lines += [
         "",
         "exact: answers equal to the rank computed from the generated scores (rank, total and"
-        " percentile). Raw: the same calls (GetItem player; Query GSI1 entry and GetItem board"
-        " together; `RankIndex.better_counts`) sent from the benchmark's process without HTTP"
-        " and GraphQL, alternating with the requests on the same probes. ZCOUNT server µs: the"
-        " Redis server's mean time per ZCOUNT over the measured phase (`INFO commandstats`)."
-        " Index lookup: `RankIndex.better_counts` alone (state, heartbeat and ZCOUNT in one"
+        " percentile). Raw: the same calls (GetItem player, then `RankIndex.ranks`) sent from"
+        " the benchmark's process without HTTP and GraphQL, alternating with the requests on the"
+        " same probes. ZCOUNT server µs: the Redis server's mean time per ZCOUNT over the"
+        " measured phase (`INFO commandstats`). Index lookup: `RankIndex.ranks` alone (the"
+        " heartbeat and one script reading state, meta hash, ZSCORE, ZCOUNT and ZCARD, in one"
         " pipeline), timed from the benchmark's process.",
         "",
         "## Contract: the same probes asked of both instances",
