@@ -83,6 +83,8 @@ class RankIndex:
                 if isinstance(change, BoardCreated):
                     state = STATE.format(ns=self.namespace, board=change.board)
                     pipe.set(state, "ready", nx=True)
+                    if change.expires_at:
+                        pipe.expireat(state, change.expires_at)
                     continue
                 if isinstance(change, Put):
                     args: list[Any] = [

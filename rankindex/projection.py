@@ -43,6 +43,8 @@ class Remove:
 @dataclass(frozen=True)
 class BoardCreated:
     board: str
+    expires_at: int | None = None
+    """Epoch seconds: the board's ttl, for periodic boards."""
 
 
 Change = Put | Remove | BoardCreated
@@ -61,7 +63,9 @@ def project(record: Mapping[str, Any]) -> list[Change]:
     if is_board_key(pk, sk):
         image = body.get("NewImage")
         if event == "INSERT" and image:
-            return [BoardCreated(str(deserialize(image)["leaderboardId"]))]
+            board = deserialize(image)
+            ttl = board.get("ttl")
+            return [BoardCreated(str(board["leaderboardId"]), int(ttl) if ttl else None)]
         return []
     if not is_entry_key(pk, sk):
         return []

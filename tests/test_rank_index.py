@@ -12,7 +12,7 @@ from dynamo import ranks
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
 from dynamo.scores import ScoreItem
 from rankindex.index import RankIndex
-from rankindex.projection import project_all
+from rankindex.projection import BoardCreated, project_all
 from tests.conftest import Indexed
 from tests.scan import scan_items
 
@@ -318,3 +318,22 @@ async def test_the_lambda_handler_applies_stream_batches_idempotently(
     for batch in (records[:20], records[20:], records):  # the last batch is a redelivery
         assert await lambda_handler.handle_batch({"Records": batch}) == {"batchItemFailures": []}
     assert (await RankIndex(indexed.index.redis, namespace).verify(api.db, "b")).ok
+
+
+async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
+    indexed: Indexed,
+) -> None:
+    expires = 4_102_444_800  # 2100-01-01
+    record = {
+        "eventName": "INSERT",
+        "dynamodb": {
+            "Keys": {"pk": {"S": "LEADERBOARD#daily"}, "sk": {"S": "#METADATA"}},
+            "NewImage": {"leaderboardId": {"S": "daily"}, "ttl": {"N": str(expires)}},
+        },
+    }
+    changes = project_all([record])
+    assert changes == [BoardCreated("daily", expires)]
+    await indexed.index.apply(changes)
+    state = f"rank:{indexed.index.namespace}:{{daily}}:state"
+    assert await indexed.index.redis.get(state) == b"ready"
+    assert await indexed.index.redis.expiretime(state) == expires
