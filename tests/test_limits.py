@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import json
 import logging
+from typing import Any
 
 import pytest
 from strawberry.extensions import ValidationCache
 
 from gql.schema import VALIDATION_CACHE_SIZE
-
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -44,7 +44,7 @@ async def test_a_thousand_aliases_are_refused_and_write_nothing(api: Api) -> Non
 
 
 async def test_a_repeated_document_is_validated_once(api: Api) -> None:
-    cache = ValidationCache(maxsize=VALIDATION_CACHE_SIZE).cached_validate_document
+    cache: Any = ValidationCache(maxsize=VALIDATION_CACHE_SIZE).cached_validate_document
     query = '{ leaderboard(id: "validated-once") { id name } }'
     await api.gql(query)
     before = cache.cache_info()
