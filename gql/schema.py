@@ -11,8 +11,6 @@ from strawberry.extensions import (
     MaxTokensLimiter,
     ParserCache,
     ValidationCache,
-    max_aliases,
-    query_depth_limiter,
 )
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
@@ -21,6 +19,7 @@ from gql.connections import AFTER, FIRST, Connection, connection
 from gql.errors import ErrorCodes, log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
+from gql.limits import limit_rule
 from gql.mutations import Mutation
 from gql.players import Player
 from gql.scalars import SCALARS
@@ -40,12 +39,9 @@ MAX_ALIASES = 40
 MAX_TOKENS = 4000
 VALIDATION_CACHE_SIZE = 256
 
-LIMIT_RULES = (
-    query_depth_limiter.create_validator(MAX_DEPTH, None),
-    max_aliases.create_validator(MAX_ALIASES),
-)
-"""The depth and alias limits as validation rules, created once: the validation cache is keyed
-by the rules too, so rules created per request would never let it hit."""
+LIMIT_RULE = limit_rule(max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
+"""The depth and alias limits, a validation rule created once: the validation cache is keyed by
+the rules too, so a rule created per request would never let it hit."""
 
 
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
@@ -136,7 +132,7 @@ schema = LeaderboardSchema(
         # Abuse limits, checked before anything runs. Introspection is exempt from the depth
         # limit (GraphiQL's schema query nests deeply).
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: AddValidationRules(list(LIMIT_RULES)),
+        lambda: AddValidationRules([LIMIT_RULE]),
         # Parsing and validating a document is the largest fixed cost of a request; clients
         # send the same few operations again and again, so both results are kept (bounded).
         lambda: ParserCache(maxsize=VALIDATION_CACHE_SIZE),

@@ -28,6 +28,36 @@ async def test_a_twenty_level_deep_query_is_refused(api: Api) -> None:
     assert "maximum operation depth" in body["errors"][0]["message"]
 
 
+def _player_fragments(levels: int) -> str:
+    """Fragments nesting a player ``levels`` times: 4 fields with a selection set each."""
+    nest = "sessions {{ edges {{ node {{ player {{ ...F{next} }} }} }} }}"
+    chain = " ".join(
+        f"fragment F{i} on Player {{ {nest.format(next=i + 1)} }}" for i in range(levels)
+    )
+    return f"{chain} fragment F{levels} on Player {{ id }}"
+
+
+@pytest.mark.parametrize(("levels", "refused"), [(2, False), (3, True)])
+async def test_depth_counts_through_fragments(api: Api, levels: int, refused: bool) -> None:
+    await api.create_player("ann")
+    body = await api.raw(f'{{ player(id: "ann") {{ ...F0 }} }} {_player_fragments(levels)}')
+    messages = " ".join(e["message"] for e in body.get("errors", []))
+    # 1 + 4 * levels: 9 is within the limit of 10, 13 is not.
+    assert ("exceeds maximum operation depth of 10" in messages) is refused, body
+
+
+async def test_fragments_spread_twice_at_every_level_are_counted_in_full(api: Api) -> None:
+    """2**60 expansions of one aliased field: refused at once, not expanded."""
+    levels = 60
+    fragments = " ".join(
+        f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(levels)
+    )
+    body = await api.raw(f"{{ ...F0 }} {fragments} fragment F{levels} on Query {{ a: __typename }}")
+    assert body["data"] is None
+    assert body["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert body["errors"][0]["message"] == f"{2**levels} aliases found. Allowed: 40"
+
+
 async def test_a_thousand_aliases_are_refused_and_write_nothing(api: Api) -> None:
     await api.create_player("ann")
     await api.create_board("b")
