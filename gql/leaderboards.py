@@ -11,6 +11,7 @@ from strawberry.types import Info
 from dynamo.leaderboards import LeaderboardItem
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.enums import Operator, Period, SortOrder
+from gql.lookahead import selected
 from gql.scores import Rank, Score
 from resolvers import families, leaderboards
 from resolvers.context import Context
@@ -94,8 +95,14 @@ class Leaderboard:
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Score]:
+        wanted = selected(info, "edges", "node")
         page, window = await leaderboards.resolve_top_scores(
-            info.context, self.item.leaderboard_id, first, after
+            info.context,
+            self.item.leaderboard_id,
+            first,
+            after,
+            with_players="player" in wanted,
+            with_ranks="rank" in wanted,
         )
         return connection(page, lambda item: Score(item=item, window=window))
 
@@ -134,7 +141,12 @@ class Leaderboard:
         after: Annotated[int, strawberry.argument(description=AROUND.format("below"))] = 5,
     ) -> list[Rank] | None:
         found = await leaderboards.resolve_around(
-            info.context, self.item.leaderboard_id, player_id, before, after
+            info.context,
+            self.item.leaderboard_id,
+            player_id,
+            before,
+            after,
+            with_players="player" in selected(info, "score"),
         )
         return Rank.all(found) if found is not None else None
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from strawberry.types import Info
 
+from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from gql.scalars import Long
 from resolvers.context import Context
@@ -37,16 +39,24 @@ class Score:
             raise LookupError(f"leaderboard {self.item.leaderboard_id} of a score is missing")
         return Leaderboard(item=board)
 
-    @strawberry.field(description="The player.")
-    async def player(
-        self, info: Info[Context, None]
-    ) -> Annotated[Player, strawberry.lazy("gql.players")]:
+    @strawberry.field(
+        description="The player.",
+        graphql_type=Annotated["Player", strawberry.lazy("gql.players")],
+    )
+    def player(self, info: Info[Context, None]) -> Player | Awaitable[Player]:
+        # Synchronous when the list this score came in read its players already.
+        held, player = info.context.loaders.player.held(self.item.player_id)
+        return self._player(player) if held else self._load_player(info)
+
+    async def _load_player(self, info: Info[Context, None]) -> Player:
+        return self._player(await info.context.loaders.player.load(self.item.player_id))
+
+    def _player(self, item: PlayerItem | None) -> Player:
         from gql.players import Player
 
-        player = await info.context.loaders.player.load(self.item.player_id)
-        if player is None:
+        if item is None:
             raise LookupError(f"player {self.item.player_id} of a score is missing")
-        return Player(item=player)
+        return Player(item=item)
 
     @strawberry.field(description="The score.")
     def score(self) -> Long:
@@ -54,10 +64,16 @@ class Score:
 
     @strawberry.field(
         description="The entry's standard competition rank on its board (see Rank.rank). In a "
-        "list of a board's entries the ranks of the whole list are computed together."
+        "list of a board's entries the ranks of the whole list are computed together.",
+        graphql_type=int | None,
     )
-    async def rank(self, info: Info[Context, None]) -> int | None:
-        return await resolve_score_rank(info.context, self.item, self.window)
+    def rank(self, info: Info[Context, None]) -> int | Awaitable[int | None] | None:
+        # Synchronous when the list this score came in ranked its entries already.
+        if self.window is not None:
+            held, rank = self.window.held(self.item)
+            if held:
+                return rank
+        return resolve_score_rank(info.context, self.item, self.window)
 
     @strawberry.field(description="When the score was attained.")
     def attained_at(self) -> datetime:
@@ -95,8 +111,13 @@ class Rank:
     def percentile(self) -> float:
         return 100.0 * (self.total - (self.rank - 1)) / self.total
 
-    @strawberry.field(description="The entry ranked.")
-    async def score(self, info: Info[Context, None]) -> Score:
+    @strawberry.field(description="The entry ranked.", graphql_type=Score)
+    def score(self, info: Info[Context, None]) -> Score | Awaitable[Score]:
+        if self.info.entry is not None:
+            return Score(item=self.info.entry)
+        return self._load_score(info)
+
+    async def _load_score(self, info: Info[Context, None]) -> Score:
         return Score(item=await resolve_ranked_entry(info.context, self.info))
 
     @classmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Sequence
 from datetime import datetime
 
 from dynamo import leaderboards, ranks, scores
@@ -16,6 +18,7 @@ from resolvers.ranks import WindowRanks, check_window_size
 
 __all__ = [
     "create_leaderboard",
+    "load_players",
     "resolve_around",
     "resolve_leaderboard",
     "resolve_rank_of",
@@ -29,13 +32,34 @@ async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardI
 
 
 async def resolve_top_scores(
-    ctx: Context, leaderboard_id: str, first: int | None, after: str | None
+    ctx: Context,
+    leaderboard_id: str,
+    first: int | None,
+    after: str | None,
+    *,
+    with_players: bool = False,
+    with_ranks: bool = False,
 ) -> tuple[Page[ScoreItem], WindowRanks]:
-    """A page of the board, best first, with the ranks of its entries (computed on demand)."""
+    """A page of the board, best first, with the ranks of its entries (computed on demand,
+    or before returning ``with_ranks``; the entries' players are read before returning
+    ``with_players``)."""
     page = await scores.top_scores(ctx.db, leaderboard_id, page_size(first), after)
     for entry in page.items:
         ctx.loaders.best_score.prime((entry.player_id, leaderboard_id), entry)
-    return page, WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
+    window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
+    ahead: list[Awaitable[None]] = []
+    if with_players:
+        ahead.append(load_players(ctx, page.items))
+    if with_ranks and page.items:
+        ahead.append(window.compute())
+    await asyncio.gather(*ahead)
+    return page, window
+
+
+async def load_players(ctx: Context, entries: Sequence[ScoreItem]) -> None:
+    """Read the players of the entries into the request's player loader (one batch)."""
+    if entries:
+        await ctx.loaders.player.load_many([e.player_id for e in entries])
 
 
 async def resolve_rank_of(ctx: Context, leaderboard_id: str, player_id: str) -> RankInfo | None:
@@ -54,10 +78,17 @@ async def resolve_ranks_of(
 
 
 async def resolve_around(
-    ctx: Context, leaderboard_id: str, player_id: str, before: int, after: int
+    ctx: Context,
+    leaderboard_id: str,
+    player_id: str,
+    before: int,
+    after: int,
+    *,
+    with_players: bool = False,
 ) -> list[RankInfo] | None:
     """The player's entry with up to ``before`` better and ``after`` worse entries, ranked;
-    None when the player has no entry on the board."""
+    None when the player has no entry on the board. ``with_players``: the entries' players
+    are read before returning."""
     check_window_size(before, after)
     key = (validate_id(player_id, "playerId"), leaderboard_id)
     entry, board = (
@@ -67,7 +98,10 @@ async def resolve_around(
     if entry is None or board is None:
         return None
     window, from_top = await ranks.around(ctx.db, board, entry, before, after)
-    ranked = await ctx.ranks.window_ranks(board, window, from_top=from_top)
+    ranked, _ = await asyncio.gather(
+        ctx.ranks.window_ranks(board, window, from_top=from_top),
+        load_players(ctx, window if with_players else []),
+    )
     for item in window:
         ctx.loaders.best_score.prime((item.player_id, leaderboard_id), item)
     total = max([board.entry_count, *ranked])

@@ -36,29 +36,58 @@ V = TypeVar("V")
 
 
 class _Loader(DataLoader[K, V | None]):
+    """A DataLoader that also tells, without waiting, what it already holds: a resolver whose
+    value is at hand answers synchronously, which spares the executor a task per field."""
+
     def __init__(self, db: Db) -> None:
         super().__init__(max_batch_size=BATCH_GET_LIMIT)
         self.db = db
+        self._held: dict[K, V | None] = {}
+
+    async def batch_load_fn(self, keys: list[K]) -> list[V | None]:
+        found = await self.fetch(keys)
+        self._held.update(zip(keys, found, strict=True))
+        return found
+
+    async def fetch(self, keys: list[K]) -> list[V | None]:
+        """One result per key, in key order, None where missing."""
+        raise NotImplementedError
+
+    def prime(self, key: K, value: V | None) -> _Loader[K, V]:
+        self._held.setdefault(key, value)
+        super().prime(key, value)
+        return self
+
+    def clear(self, key: K) -> _Loader[K, V]:
+        self._held.pop(key, None)
+        super().clear(key)
+        return self
+
+    def held(self, key: K) -> tuple[bool, V | None]:
+        """(True, value) when the key was read or primed in this request, else (False, None)."""
+        if key in self._held:
+            return True, self._held[key]
+        return False, None
 
 
 class PlayerByIdLoader(_Loader[str, PlayerItem]):
     """AP1: players by id, one GetItem/BatchGetItem per tick."""
 
-    async def batch_load_fn(self, keys: list[str]) -> list[PlayerItem | None]:
+    async def fetch(self, keys: list[str]) -> list[PlayerItem | None]:
         return await players.get_players(self.db, keys)
 
 
 class LeaderboardByIdLoader(_Loader[str, LeaderboardItem]):
     """AP9: board metadata by id, one GetItem/BatchGetItem per tick."""
 
-    async def batch_load_fn(self, keys: list[str]) -> list[LeaderboardItem | None]:
+    async def fetch(self, keys: list[str]) -> list[LeaderboardItem | None]:
         return await leaderboards.get_leaderboards(self.db, keys)
 
 
 class SessionByKeyLoader(_Loader[tuple[str, str], SessionItem]):
     """AP8: sessions by (playerId, sessionId), one GetItem/BatchGetItem per tick."""
 
-    async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[SessionItem | None]:
+    async def fetch(self, keys: list[tuple[str, str]]) -> list[SessionItem | None]:
         return await sessions.get_sessions(self.db, keys)
 
 
@@ -66,7 +95,7 @@ class BestScoreByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
     """A player's entry by (playerId, leaderboardId): AP4 for one key, the entry guards in one
     BatchGetItem for several."""
 
-    async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[ScoreItem | None]:
+    async def fetch(self, keys: list[tuple[str, str]]) -> list[ScoreItem | None]:
         return await entries.current_entries(self.db, keys)
 
 
@@ -99,7 +128,7 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
             self.known[key] = entry
             self.clear(key)
 
-    async def batch_load_fn(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
+    async def fetch(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
         found = await self.source.indexed([k for k in keys if k not in self.known])
         rest = [k for k in keys if k not in found]
         if rest:

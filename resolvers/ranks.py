@@ -54,10 +54,24 @@ class WindowRanks:
         computed = await self._ctx.ranks.window_ranks(board, self._window, from_top=self._from_top)
         return self._by_player(computed)
 
-    async def rank(self, entry: ScoreItem) -> int | None:
+    def _ensure(self) -> asyncio.Future[dict[str, int]]:
         if self._ranks is None:
             self._ranks = asyncio.ensure_future(self._compute())
-        return (await self._ranks).get(entry.player_id)
+        return self._ranks
+
+    async def compute(self) -> None:
+        """Compute the ranks now (they are held from then on)."""
+        await self._ensure()
+
+    async def rank(self, entry: ScoreItem) -> int | None:
+        return (await self._ensure()).get(entry.player_id)
+
+    def held(self, entry: ScoreItem) -> tuple[bool, int | None]:
+        """(True, rank) once the ranks are computed, else (False, None)."""
+        ranks = self._ranks
+        if ranks is None or not ranks.done() or ranks.cancelled() or ranks.exception():
+            return False, None
+        return True, ranks.result().get(entry.player_id)
 
 
 async def resolve_score_rank(
