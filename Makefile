@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench bench-ranks clean
+.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench bench-ranks soak clean
 
 install: $(VENV)/.installed
 
@@ -69,6 +69,12 @@ bench: install
 # entries, and the stream's lag to the index (about ten minutes on two cores).
 bench-ranks: install redis
 	$(BIN)/python -m bench.rank_index
+
+# Sustained mixed load on two service instances over one table (32 clients, 3 minutes), then
+# an exact check of every table invariant and of every acknowledged play; exits 1 on any
+# violation or unexpected error. Results in bench/results/soak.json and soak.md.
+soak: install
+	$(BIN)/python -m soak
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated

@@ -2,9 +2,13 @@
 
 The board's operator decides the player's new entry: BEST keeps the better of the standing
 entry and the new score, LATEST takes the new score, INCREMENT adds it to the standing total.
-When the entry changes, the entry guard moves (conditional on still holding the entry that
-was read), the old Score item goes and the new one is put. The board counts the player in
-its ``entryCount`` on a first entry; a periodic family's board is created by that same write.
+Plays are ordered by when they were played (``attainedAt``, then the time-sortable session
+id), not by when they are recorded: a play recorded after a newer one (it waited on a slower
+instance, or lost a race and was retried) does not replace a newer LATEST entry, and an
+INCREMENT total keeps the newer play as its attainment. When the entry changes, the entry
+guard moves (conditional on still holding the entry that was read), the old Score item goes
+and the new one is put. The board counts the player in its ``entryCount`` on a first entry; a
+periodic family's board is created by that same write.
 """
 
 from __future__ import annotations
@@ -63,15 +67,17 @@ def entry_change(
         session_id=old.session_id,
         ttl=old.ttl,
     )
+    newer = (at, session_id) > (old.attained_at, old.session_id or "")
     if board.operator is Operator.LATEST:
-        return EntryChange(board, old, fresh, changed=True)
+        return EntryChange(board, old, fresh if newer else standing, changed=newer)
     if board.operator is Operator.INCREMENT:
         if score == 0:
             return EntryChange(board, old, standing, changed=False)
         total = old.score + score
         if total > board.max_score:
             raise _out_of_range(board)
-        return EntryChange(board, old, fresh.model_copy(update={"score": total}), changed=True)
+        attained = fresh if newer else standing
+        return EntryChange(board, old, attained.model_copy(update={"score": total}), changed=True)
     width, order = board.score_width, board.sort_order
     if rank_value(score, width, order) > rank_value(old.score, width, order):
         return EntryChange(board, old, fresh, changed=True)

@@ -1,0 +1,138 @@
+"""GraphQL over HTTP for the soak's clients, and the counts every request adds to."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+__all__ = ["UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats", "percentiles"]
+
+UNEXPECTED = "unexpected"
+"""The error class of every failure the soak does not provoke on purpose."""
+
+
+@dataclass
+class OpStats:
+    """One operation's requests: latencies and error codes."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Stats:
+    """Counts of the whole run, kept by every client."""
+
+    ops: dict[str, OpStats] = field(default_factory=dict)
+    expected_errors: Counter[str] = field(default_factory=Counter)
+    """Typed errors the workload provokes on purpose, by code."""
+    unexpected_errors: Counter[str] = field(default_factory=Counter)
+    """Every other failure, by code (``INTERNAL_SERVER_ERROR``, ``HTTP 503``, ...)."""
+    error_samples: list[str] = field(default_factory=list)
+
+    def op(self, name: str) -> OpStats:
+        return self.ops.setdefault(name, OpStats())
+
+    def error(self, op: str, code: str, *, expected: bool, detail: str = "") -> None:
+        self.op(op).errors[code] += 1
+        if expected:
+            self.expected_errors[code] += 1
+            return
+        self.unexpected_errors[code] += 1
+        if len(self.error_samples) < 20:
+            self.error_samples.append(f"{op}: {code} {detail}"[:600])
+
+    @property
+    def requests(self) -> int:
+        return sum(len(s.latencies_ms) for s in self.ops.values())
+
+    def all_latencies(self) -> list[float]:
+        return [x for s in self.ops.values() for x in s.latencies_ms]
+
+
+def percentiles(samples: Sequence[float]) -> tuple[float, float]:
+    """p50 and p99 of ``samples`` (0 for none)."""
+    if not samples:
+        return 0.0, 0.0
+    if len(samples) == 1:
+        return samples[0], samples[0]
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49], cuts[98]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One response: ``data`` when the request succeeded, else ``code`` says why."""
+
+    data: Any
+    code: str | None
+    """None on success; else the first GraphQL error code, ``HTTP <status>`` or
+    ``TRANSPORT_ERROR``."""
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+
+class GraphQLClient:
+    """POSTs GraphQL requests with an API key to a set of service instances, timing each into
+    ``stats``."""
+
+    def __init__(
+        self, http: aiohttp.ClientSession, urls: Sequence[str], api_key: str, stats: Stats
+    ) -> None:
+        self.http = http
+        self.urls = itertools.cycle(urls)
+        """Requests go round-robin to these service instances, as behind a load balancer."""
+        self.headers = {"Authorization": f"Bearer {api_key}"}
+        self.stats = stats
+
+    async def request(self, op: str, query: str, variables: Mapping[str, Any]) -> Answer:
+        """Send one request. A failure of HTTP or GraphQL is counted as unexpected here;
+        typed errors inside a mutation's payload are left to the caller."""
+        started = time.perf_counter()
+        try:
+            async with self.http.post(
+                next(self.urls),
+                json={"query": query, "variables": dict(variables)},
+                headers=self.headers,
+            ) as response:
+                status = response.status
+                text = await response.text()
+            body: Any = _json(text)
+        except (aiohttp.ClientError, TimeoutError) as error:
+            self.stats.op(op).latencies_ms.append((time.perf_counter() - started) * 1000)
+            answer = Answer(None, "TRANSPORT_ERROR", repr(error))
+            self.stats.error(op, answer.code or "", expected=False, detail=answer.detail)
+            return answer
+        self.stats.op(op).latencies_ms.append((time.perf_counter() - started) * 1000)
+        errors = body.get("errors") if isinstance(body, dict) else None
+        if status == 200 and isinstance(body, dict) and not errors and "data" in body:
+            return Answer(body["data"], None)
+        codes = [
+            str((e.get("extensions") or {}).get("code", "GRAPHQL_ERROR"))
+            for e in errors or []
+            if isinstance(e, dict)
+        ]
+        code = codes[0] if codes else "NO_DATA"
+        if status != 200:
+            code = f"HTTP {status} {code}" if codes else f"HTTP {status}"
+        answer = Answer(None, code, text[:400])
+        self.stats.error(op, code, expected=False, detail=answer.detail)
+        return answer
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -1,0 +1,607 @@
+"""Exact invariants of a leaderboard table, checked over a full Scan.
+
+The Session items are the record of every play; everything else must follow from them:
+
+- every player's ``gamesPlayed`` and ``lifetimeScore`` are the count and the sum of its sessions;
+- for every (player, board) the player played on, there is exactly one Score item and one entry
+  guard, and they agree (the guard's ``scoreSk`` is the Score item's sort key, same score,
+  attainedAt, session, version and ttl);
+- the Score item holds the board operator's result over the player's sessions on that board,
+  in play order (``playedAt``, then the time-sortable ``sessionId``): the best score, the
+  latest score, or the sum; and it names a session that set it, with that session's
+  ``playedAt`` as its ``attainedAt``: for BEST one with the best score, for LATEST the latest
+  session, for INCREMENT the latest session with a non-zero score (or a later zero play that
+  entered first); its version (how many plays changed it) is between 1 and the number of
+  sessions. With ``single_writer`` (one service process recorded every play: its per-player
+  queue commits a player's plays in play order) the entry is exact: the earliest of equal best
+  scores, and its version is the number of plays that changed it;
+- no Score item or guard exists without a session on its board;
+- every board's ``entryCount`` is the number of distinct players with a session on it;
+- every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
+- a ``submissionId`` is recorded by at most one session, and its submission record points at it;
+- every session names existing boards, each open at the time it was played;
+- every player's e-mail is claimed by that player, and every claim by an existing player.
+
+:func:`check_table` scans a table and returns the violations (an empty list when everything
+holds); :func:`read_table` and :func:`check` split that in two for callers that also need the
+items (the soak compares them with what its clients were told).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import ValidationError
+
+from dynamo.entries import EntryItem, entry_key
+from dynamo.families import FamilyItem, family_key
+from dynamo.leaderboards import LeaderboardItem, Operator, SortOrder, board_key
+from dynamo.players import PlayerItem, player_key
+from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
+from dynamo.sessions import SessionItem, session_keys
+from dynamo.submissions import SubmissionRecord, submission_key
+from dynamo.table import Item, deserialize
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+
+__all__ = [
+    "ExpectedEntry",
+    "Kind",
+    "Snapshot",
+    "Violation",
+    "check",
+    "check_items",
+    "check_table",
+    "operator_result",
+    "read_table",
+    "scan_items",
+    "snapshot",
+]
+
+KEY_ATTRIBUTES = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+
+Pair = tuple[str, str]
+"""(playerId, leaderboardId)."""
+
+
+class Kind(StrEnum):
+    """What kind of fact a violation breaks."""
+
+    MALFORMED_ITEM = "malformed-item"
+    """An item of no known kind, or whose attributes do not parse."""
+    ITEM_KEYS = "item-keys"
+    """Key attributes other than the ones the item's attributes imply."""
+    GAMES_PLAYED = "games-played"
+    LIFETIME_SCORE = "lifetime-score"
+    EMAIL_CLAIM = "email-claim"
+    SESSION_BOARDS = "session-boards"
+    """A session of an unknown player, naming no board, an unknown board, or a closed one."""
+    SCORE_RANGE = "score-range"
+    MISSING_ENTRY = "missing-entry"
+    """Sessions on a board but no Score item or no entry guard."""
+    UNEXPECTED_ENTRY = "unexpected-entry"
+    """A Score item or entry guard without any session on its board."""
+    DUPLICATE_SCORE = "duplicate-score"
+    ENTRY_SCORE = "entry-score"
+    ENTRY_SESSION = "entry-session"
+    ENTRY_VERSION = "entry-version"
+    ENTRY_TTL = "entry-ttl"
+    GUARD_MISMATCH = "guard-mismatch"
+    ENTRY_COUNT = "entry-count"
+    DUPLICATE_SUBMISSION = "duplicate-submission"
+    SUBMISSION_RECORD = "submission-record"
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One broken invariant: what kind (a :class:`Kind`, or a kind of the caller's own
+    checks), about what (``player p1 on board b``), and how."""
+
+    kind: str
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.subject}: {self.message}"
+
+
+M = TypeVar("M", bound=Item)
+
+
+@dataclass(frozen=True)
+class Keyed(Generic[M]):
+    """A parsed item with the raw key attributes it was stored under."""
+
+    item: M
+    keys: dict[str, str]
+
+
+@dataclass
+class Snapshot:
+    """Every item of a table, parsed and grouped; ``problems`` holds the items that could not
+    be parsed or whose keys do not match their attributes."""
+
+    items: int = 0
+    players: dict[str, PlayerItem] = field(default_factory=dict)
+    claims: dict[str, str] = field(default_factory=dict)
+    """E-mail address -> the playerId of its claim."""
+    boards: dict[str, LeaderboardItem] = field(default_factory=dict)
+    families: dict[str, FamilyItem] = field(default_factory=dict)
+    sessions: dict[tuple[str, str], SessionItem] = field(default_factory=dict)
+    """(playerId, sessionId) -> session."""
+    scores: dict[Pair, list[Keyed[ScoreItem]]] = field(default_factory=dict)
+    guards: dict[Pair, EntryItem] = field(default_factory=dict)
+    records: dict[tuple[str, str], SubmissionRecord] = field(default_factory=dict)
+    """(playerId, submissionId) -> submission record."""
+    problems: list[Violation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExpectedEntry:
+    """A (player, board) entry as the board's operator makes it from the player's sessions."""
+
+    score: int
+    session: SessionItem
+    """The session whose play set the entry (its score, attainedAt and sessionId)."""
+    version: int
+    """How many plays changed the entry: the entry guard's version."""
+
+
+async def scan_items(client: DynamoDBClient, table: str) -> list[dict[str, Any]]:
+    """Every item of ``table``, deserialized: a strongly consistent Scan, page after page."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        page = await client.scan(**kwargs)
+        items.extend(deserialize(raw) for raw in page.get("Items", []))
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return items
+        kwargs["ExclusiveStartKey"] = last
+
+
+async def read_table(client: DynamoDBClient, table: str) -> Snapshot:
+    """Scan ``table`` and parse every item."""
+    return snapshot(await scan_items(client, table))
+
+
+async def check_table(
+    client: DynamoDBClient, table: str, *, single_writer: bool = False
+) -> list[Violation]:
+    """Scan ``table`` and check every invariant; an empty list when all hold."""
+    return check(await read_table(client, table), single_writer=single_writer)
+
+
+def check_items(
+    items: Iterable[Mapping[str, Any]], *, single_writer: bool = False
+) -> list[Violation]:
+    """Check deserialized items (as :func:`scan_items` returns them)."""
+    return check(snapshot(items), single_writer=single_writer)
+
+
+def _keys_of(raw: Mapping[str, Any]) -> dict[str, str]:
+    return {k: raw[k] for k in KEY_ATTRIBUTES if k in raw}
+
+
+def _key_problem(subject: str, stored: Mapping[str, str], expected: Mapping[str, str]) -> Violation:
+    wrong = sorted(
+        k
+        for k in KEY_ATTRIBUTES
+        if (k in stored or k in expected) and stored.get(k) != expected.get(k)
+    )
+    shown = ", ".join(f"{k} is {stored.get(k)!r}, expected {expected.get(k)!r}" for k in wrong)
+    return Violation(Kind.ITEM_KEYS, subject, shown)
+
+
+def _pair_subject(pair: Pair) -> str:
+    return f"player {pair[0]} on board {pair[1]}"
+
+
+def snapshot(items: Iterable[Mapping[str, Any]]) -> Snapshot:
+    """Parse and group deserialized items; unknown, unparsable or mis-keyed items become
+    ``problems``."""
+    snap = Snapshot()
+    for raw in items:
+        snap.items += 1
+        try:
+            _add(snap, raw)
+        except (ValidationError, KeyError, TypeError, ValueError) as error:
+            subject = f"item {raw.get('pk')!r} / {raw.get('sk')!r}"
+            message = str(error).splitlines()[0]
+            snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, message))
+    return snap
+
+
+def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
+    pk, sk = str(raw["pk"]), str(raw["sk"])
+    keys = _keys_of(raw)
+    subject = f"item {pk!r} / {sk!r}"
+    expected: dict[str, str]
+    if pk.startswith("PLAYER#") and sk == "#METADATA":
+        player = PlayerItem.model_validate(raw)
+        snap.players[player.player_id] = player
+        ppk, psk = player_key(player.player_id)
+        expected = {
+            "pk": ppk,
+            "sk": psk,
+            "gsi1pk": f"PLAYER_EMAIL#{player.email}",
+            "gsi1sk": f"PLAYER#{player.player_id}",
+        }
+    elif pk.startswith("PLAYER#") and sk.startswith("SESSION#"):
+        session = SessionItem.model_validate(raw)
+        snap.sessions[(session.player_id, session.session_id)] = session
+        expected = session_keys(session)
+    elif pk.startswith("PLAYER#") and sk.startswith("ENTRY#"):
+        guard = EntryItem.model_validate(raw)
+        snap.guards[(guard.player_id, guard.leaderboard_id)] = guard
+        expected = dict(
+            zip(("pk", "sk"), entry_key(guard.player_id, guard.leaderboard_id), strict=True)
+        )
+    elif pk.startswith("PLAYER#") and sk.startswith("SUBMISSION#"):
+        record = SubmissionRecord.model_validate(raw)
+        snap.records[(record.player_id, record.submission_id)] = record
+        expected = dict(
+            zip(("pk", "sk"), submission_key(record.player_id, record.submission_id), strict=True)
+        )
+    elif pk.startswith("PLAYER_EMAIL#") and sk == "#CLAIM":
+        snap.claims[pk.removeprefix("PLAYER_EMAIL#")] = str(raw["playerId"])
+        expected = {"pk": pk, "sk": sk}
+    elif pk.startswith("LEADERBOARD#") and sk == "#METADATA":
+        board = LeaderboardItem.model_validate(raw)
+        snap.boards[board.leaderboard_id] = board
+        expected = dict(zip(("pk", "sk"), board_key(board.leaderboard_id), strict=True))
+    elif pk.startswith("LEADERBOARD#") and sk.startswith("SCORE#"):
+        score = ScoreItem.model_validate(raw)
+        pair = (score.player_id, score.leaderboard_id)
+        snap.scores.setdefault(pair, []).append(Keyed(score, keys))
+        return  # its keys depend on the board: checked with the entry
+    elif pk.startswith("FAMILY#") and sk == "#METADATA":
+        family = FamilyItem.model_validate(raw)
+        snap.families[family.family_id] = family
+        expected = dict(zip(("pk", "sk"), family_key(family.family_id), strict=True))
+    else:
+        snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, "no known item has this key"))
+        return
+    if keys != expected:
+        snap.problems.append(_key_problem(subject, keys, expected))
+
+
+def _better(a: int, b: int, order: SortOrder) -> bool:
+    return a > b if order is SortOrder.DESC else a < b
+
+
+def _play_order(session: SessionItem) -> tuple[datetime, str]:
+    return (session.played_at, session.session_id)
+
+
+def operator_result(
+    board: LeaderboardItem, sessions: Sequence[SessionItem]
+) -> ExpectedEntry | None:
+    """The entry ``board``'s operator makes of ``sessions`` (one player's plays on it), taken
+    in play order (``playedAt``, then ``sessionId``); None without sessions. BEST keeps the
+    first of equal best scores, LATEST takes every play, INCREMENT adds every non-zero play
+    to the total; the version counts the plays that changed the entry."""
+    current: ExpectedEntry | None = None
+    for session in sorted(sessions, key=_play_order):
+        if current is None:
+            current = ExpectedEntry(session.score, session, 1)
+        elif board.operator is Operator.LATEST:
+            current = ExpectedEntry(session.score, session, current.version + 1)
+        elif board.operator is Operator.INCREMENT:
+            if session.score != 0:
+                total = current.score + session.score
+                current = ExpectedEntry(total, session, current.version + 1)
+        elif _better(session.score, current.score, board.sort_order):
+            current = ExpectedEntry(session.score, session, current.version + 1)
+    return current
+
+
+def check(snap: Snapshot, *, single_writer: bool = False) -> list[Violation]:
+    """Every violation in ``snap``, sorted by kind and subject; empty when all invariants hold.
+    ``single_writer``: one service process recorded every play (see the module's docstring)."""
+    by_player: defaultdict[str, list[SessionItem]] = defaultdict(list)
+    by_pair: defaultdict[Pair, list[SessionItem]] = defaultdict(list)
+    for session in snap.sessions.values():
+        by_player[session.player_id].append(session)
+        for board_id in dict.fromkeys(session.leaderboard_ids):
+            by_pair[(session.player_id, board_id)].append(session)
+    found = [
+        *snap.problems,
+        *_check_players(snap, by_player),
+        *_check_sessions(snap),
+        *_check_entries(snap, by_pair, single_writer),
+        *_check_boards(snap, by_pair),
+        *_check_submissions(snap),
+    ]
+    return sorted(found)
+
+
+def _check_players(snap: Snapshot, by_player: Mapping[str, list[SessionItem]]) -> list[Violation]:
+    found: list[Violation] = []
+    for player_id, player in snap.players.items():
+        subject = f"player {player_id}"
+        own = by_player.get(player_id, [])
+        if player.games_played != len(own):
+            found.append(
+                Violation(
+                    Kind.GAMES_PLAYED,
+                    subject,
+                    f"gamesPlayed is {player.games_played}, the player has {len(own)} sessions",
+                )
+            )
+        total = sum(s.score for s in own)
+        if player.lifetime_score != total:
+            found.append(
+                Violation(
+                    Kind.LIFETIME_SCORE,
+                    subject,
+                    f"lifetimeScore is {player.lifetime_score}, its sessions add up to {total}",
+                )
+            )
+        owner = snap.claims.get(player.email)
+        if owner != player_id:
+            found.append(
+                Violation(
+                    Kind.EMAIL_CLAIM,
+                    subject,
+                    f"its e-mail {player.email!r} is claimed by {owner!r}",
+                )
+            )
+    for email, owner in snap.claims.items():
+        claimant = snap.players.get(owner)
+        if claimant is None or claimant.email != email:
+            found.append(
+                Violation(
+                    Kind.EMAIL_CLAIM,
+                    f"e-mail {email}",
+                    f"claimed by {owner!r}, which is not a player with this e-mail",
+                )
+            )
+    return found
+
+
+def _check_sessions(snap: Snapshot) -> list[Violation]:
+    found: list[Violation] = []
+    for session in snap.sessions.values():
+        subject = f"session {session.player_id}/{session.session_id}"
+
+        def add(kind: Kind, message: str, subject: str = subject) -> None:
+            found.append(Violation(kind, subject, message))
+
+        if session.player_id not in snap.players:
+            add(Kind.SESSION_BOARDS, "its player does not exist")
+        ids = session.leaderboard_ids
+        if not ids:
+            add(Kind.SESSION_BOARDS, "it names no board")
+            continue
+        if session.leaderboard_id != ids[0]:
+            add(
+                Kind.SESSION_BOARDS,
+                f"leaderboardId {session.leaderboard_id!r} is not the first of {ids}",
+            )
+        if len(set(ids)) != len(ids):
+            add(Kind.SESSION_BOARDS, f"it names a board twice: {ids}")
+        for board_id in dict.fromkeys(ids):
+            board = snap.boards.get(board_id)
+            if board is None:
+                add(Kind.SESSION_BOARDS, f"board {board_id!r} does not exist")
+                continue
+            if not board.is_open(session.played_at):
+                add(
+                    Kind.SESSION_BOARDS,
+                    f"played at {session.played_at.isoformat()}, when board {board_id!r}"
+                    f" was closed ({board.starts_at} .. {board.ends_at})",
+                )
+            if session.score > board.max_score:
+                add(
+                    Kind.SCORE_RANGE,
+                    f"score {session.score} is above board {board_id!r}'s maximum"
+                    f" {board.max_score}",
+                )
+    return found
+
+
+def _check_entries(
+    snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]], single_writer: bool
+) -> list[Violation]:
+    found: list[Violation] = []
+    for pair in sorted({*by_pair, *snap.scores, *snap.guards}):
+        found.extend(
+            _check_entry(
+                pair,
+                snap.boards.get(pair[1]),
+                by_pair.get(pair, []),
+                snap.scores.get(pair, []),
+                snap.guards.get(pair),
+                single_writer=single_writer,
+            )
+        )
+    return found
+
+
+def _setters(
+    board: LeaderboardItem, ordered: Sequence[SessionItem], expected: ExpectedEntry
+) -> list[SessionItem]:
+    """The sessions that may have set the entry when several processes record plays."""
+    if board.operator is Operator.BEST:
+        return [s for s in ordered if s.score == expected.score]
+    if board.operator is Operator.LATEST:
+        return [expected.session]
+    nonzero = [s for s in ordered if s.score != 0]
+    if not nonzero:
+        return list(ordered)
+    last = _play_order(nonzero[-1])
+    return [s for s in ordered if _play_order(s) >= last]
+
+
+def _check_entry(
+    pair: Pair,
+    board: LeaderboardItem | None,
+    sessions: Sequence[SessionItem],
+    scores: Sequence[Keyed[ScoreItem]],
+    guard: EntryItem | None,
+    *,
+    single_writer: bool,
+) -> list[Violation]:
+    subject = _pair_subject(pair)
+    found: list[Violation] = []
+
+    def add(kind: Kind, message: str) -> None:
+        found.append(Violation(kind, subject, message))
+
+    if not sessions:
+        what = [
+            n for n, present in (("a Score item", scores), ("an entry guard", guard)) if present
+        ]
+        add(Kind.UNEXPECTED_ENTRY, f"{' and '.join(what)} but no session on this board")
+        return found
+    if board is None:
+        return found  # reported with the sessions
+    ordered = sorted(sessions, key=_play_order)
+    expected = operator_result(board, ordered)
+    assert expected is not None
+    if not scores:
+        add(Kind.MISSING_ENTRY, f"{len(sessions)} sessions but no Score item")
+    if guard is None:
+        add(Kind.MISSING_ENTRY, f"{len(sessions)} sessions but no entry guard")
+    if len(scores) > 1:
+        sks = sorted(s.keys.get("sk", "?") for s in scores)
+        add(Kind.DUPLICATE_SCORE, f"{len(scores)} Score items: {', '.join(sks)}")
+    if not scores:
+        return found
+    keyed = next((s for s in scores if guard and s.keys.get("sk") == guard.score_sk), scores[0])
+    score = keyed.item
+    wanted_keys = score_keys(board, score)
+    if keyed.keys != wanted_keys:
+        found.append(_key_problem(subject, keyed.keys, wanted_keys))
+    if score.score != expected.score:
+        add(
+            Kind.ENTRY_SCORE,
+            f"the Score item holds {score.score}; {board.operator} over the player's"
+            f" {len(sessions)} sessions gives {expected.score}",
+        )
+    else:
+        setters = [expected.session] if single_writer else _setters(board, ordered, expected)
+        named = (score.session_id, score.attained_at)
+        if named not in {(s.session_id, s.played_at) for s in setters}:
+            picks = ", ".join(f"{s.session_id} at {s.played_at.isoformat()}" for s in setters)
+            add(
+                Kind.ENTRY_SESSION,
+                f"the Score item names session {score.session_id} at"
+                f" {score.attained_at.isoformat()}; {board.operator} picks {picks}",
+            )
+    if single_writer:
+        if score.version != expected.version:
+            add(
+                Kind.ENTRY_VERSION,
+                f"the Score item has version {score.version}; {expected.version} plays changed"
+                " the entry",
+            )
+    elif not 1 <= score.version <= len(sessions):
+        add(
+            Kind.ENTRY_VERSION,
+            f"the Score item has version {score.version} after {len(sessions)} plays",
+        )
+    if score.ttl != board.ttl:
+        add(Kind.ENTRY_TTL, f"the Score item's ttl is {score.ttl}, the board's {board.ttl}")
+    if expected.score > board.max_score:
+        add(Kind.SCORE_RANGE, f"the entry {expected.score} is above the board's maximum")
+    if guard is not None:
+        differences = _guard_differences(board, guard, keyed)
+        if differences:
+            add(Kind.GUARD_MISMATCH, "; ".join(differences))
+    return found
+
+
+def _guard_differences(
+    board: LeaderboardItem, guard: EntryItem, keyed: Keyed[ScoreItem]
+) -> list[str]:
+    score = keyed.item
+    pairs: list[tuple[str, object, object]] = [
+        ("scoreSk", guard.score_sk, keyed.keys.get("sk")),
+        ("score", guard.score, score.score),
+        ("attainedAt", guard.attained_at, score.attained_at),
+        ("sessionId", guard.session_id, score.session_id),
+        ("version", guard.version, score.version),
+        ("ttl", guard.ttl, score.ttl),
+        (
+            "rankValue",
+            guard.rank_value,
+            rank_value(guard.score, board.score_width, board.sort_order),
+        ),
+        ("tieValue", guard.tie_value, tie_value(guard.attained_at)),
+    ]
+    return [
+        f"guard {name} {mine!r} vs {theirs!r}" for name, mine, theirs in pairs if mine != theirs
+    ]
+
+
+def _check_boards(snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]]) -> list[Violation]:
+    players: defaultdict[str, set[str]] = defaultdict(set)
+    for player_id, board_id in by_pair:
+        players[board_id].add(player_id)
+    found: list[Violation] = []
+    for board_id, board in snap.boards.items():
+        distinct = len(players.get(board_id, set()))
+        if board.entry_count != distinct:
+            found.append(
+                Violation(
+                    Kind.ENTRY_COUNT,
+                    f"board {board_id}",
+                    f"entryCount is {board.entry_count}; {distinct} distinct players played on it",
+                )
+            )
+    return found
+
+
+def _check_submissions(snap: Snapshot) -> list[Violation]:
+    found: list[Violation] = []
+    recorded: Counter[tuple[str, str]] = Counter(
+        (s.player_id, s.submission_id)
+        for s in snap.sessions.values()
+        if s.submission_id is not None
+    )
+    for (player_id, submission_id), n in recorded.items():
+        subject = f"submission {player_id}/{submission_id}"
+        if n > 1:
+            found.append(Violation(Kind.DUPLICATE_SUBMISSION, subject, f"recorded by {n} sessions"))
+        if (player_id, submission_id) not in snap.records:
+            found.append(
+                Violation(Kind.SUBMISSION_RECORD, subject, "a session names it; no record")
+            )
+    for (player_id, submission_id), record in snap.records.items():
+        subject = f"submission {player_id}/{submission_id}"
+        session = snap.sessions.get((player_id, record.session_id))
+        if session is None:
+            found.append(
+                Violation(
+                    Kind.SUBMISSION_RECORD,
+                    subject,
+                    f"its record names session {record.session_id}, which does not exist",
+                )
+            )
+            continue
+        if session.submission_id != submission_id:
+            found.append(
+                Violation(
+                    Kind.SUBMISSION_RECORD,
+                    subject,
+                    f"its session {record.session_id} names submission {session.submission_id}",
+                )
+            )
+        boards = [e.leaderboard_id for e in record.entries]
+        if boards != session.leaderboard_ids:
+            found.append(
+                Violation(
+                    Kind.SUBMISSION_RECORD,
+                    subject,
+                    f"its record lists boards {boards}, its session {session.leaderboard_ids}",
+                )
+            )
+    return found

@@ -1,0 +1,233 @@
+"""What the soak's clients were told about their submissions, checked against the table.
+
+Every acknowledged play must be in the table as acknowledged; every submission refused with a
+typed error must have written nothing; plays sent again with the same ``submissionId`` must
+all be answered with one session, only one of them as the first (``duplicate: false``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from soak.invariants import Snapshot, Violation
+
+__all__ = ["Ack", "Ledger", "LedgerKind", "Play"]
+
+
+class LedgerKind(StrEnum):
+    """What kind of client-visible promise a finding breaks."""
+
+    LOST_ACK = "lost-ack"
+    """An acknowledged play has no session in the table."""
+    ACK_MISMATCH = "ack-mismatch"
+    """An acknowledgement, or the session it names, differs from the play sent."""
+    IDEMPOTENCY = "idempotency"
+    """Sends of one submissionId answered with different sessions, or several as the first."""
+    REFUSED_WRITTEN = "refused-written"
+    """A submission refused with a typed error left a session or a record behind."""
+    PHANTOM_SESSIONS = "phantom-sessions"
+    """More sessions than acknowledged plays plus plays whose outcome is unknown."""
+    WRONG_ANSWER = "wrong-answer"
+    """A request answered something other than what was asked (see the message)."""
+
+
+@dataclass(frozen=True)
+class Play:
+    """One submission as a client sends it."""
+
+    player_id: str
+    game_id: str
+    score: int
+    leaderboard_ids: tuple[str, ...]
+    family_ids: tuple[str, ...] = ()
+    duration_sec: int | None = None
+    submission_id: str | None = None
+
+    def variables(self) -> dict[str, Any]:
+        """The ``SubmitScoreInput`` of this play."""
+        given: dict[str, Any] = {
+            "playerId": self.player_id,
+            "gameId": self.game_id,
+            "score": self.score,
+            "leaderboardIds": list(self.leaderboard_ids),
+            "familyIds": list(self.family_ids),
+            "durationSec": self.duration_sec,
+            "submissionId": self.submission_id,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Ack:
+    """A play the service acknowledged, with what it answered."""
+
+    play: Play
+    session_id: str
+    session: dict[str, Any]
+    """The ``session`` of the payload."""
+    entry_boards: tuple[str, ...]
+    """The ``leaderboardId`` of each of the payload's ``entries``."""
+    duplicate: bool
+
+
+@dataclass
+class Ledger:
+    """Every submission outcome the clients saw."""
+
+    acks: list[Ack] = field(default_factory=list)
+    refused: list[tuple[Play, str]] = field(default_factory=list)
+    """Submissions refused with an expected typed error, and its code."""
+    unknown: int = 0
+    """Submissions whose outcome is unknown (transport failure, 5xx, unexpected error): each
+    may or may not have been recorded."""
+    anomalies: list[Violation] = field(default_factory=list)
+    """Wrong answers noticed while running (a read or an acknowledgement that cannot be)."""
+    _sessions: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _boards: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def acknowledge(self, ack: Ack) -> None:
+        self.acks.append(ack)
+        self._sessions[ack.play.player_id].add(ack.session_id)
+        self._boards[ack.play.player_id].update(ack.session.get("leaderboardIds") or ())
+
+    def acknowledged_sessions(self, player_id: str) -> int:
+        """How many distinct sessions were acknowledged so far to ``player_id``'s plays."""
+        return len(self._sessions.get(player_id, ()))
+
+    def acknowledged_on(self, player_id: str, board_id: str) -> bool:
+        """Whether a play of ``player_id`` on ``board_id`` was acknowledged so far."""
+        return board_id in self._boards.get(player_id, ())
+
+    def anomaly(self, subject: str, message: str) -> None:
+        self.anomalies.append(Violation(LedgerKind.WRONG_ANSWER, subject, message))
+
+    def check(self, snap: Snapshot) -> list[Violation]:
+        """Every broken promise, given the table's final content."""
+        found = list(self.anomalies)
+        found += self._check_acks(snap)
+        found += self._check_idempotency()
+        found += self._check_refused(snap)
+        found += self._check_count(snap)
+        return sorted(found)
+
+    def _check_acks(self, snap: Snapshot) -> list[Violation]:
+        found: list[Violation] = []
+        for ack in self.acks:
+            play = ack.play
+            subject = f"session {play.player_id}/{ack.session_id}"
+            session = snap.sessions.get((play.player_id, ack.session_id))
+            if session is None:
+                found.append(Violation(LedgerKind.LOST_ACK, subject, "acknowledged, not stored"))
+                continue
+            boards = tuple(session.leaderboard_ids)
+            named, families = (
+                boards[: len(play.leaderboard_ids)],
+                boards[len(play.leaderboard_ids) :],
+            )
+            problems = [
+                what
+                for what, wrong in (
+                    (f"score {session.score} != {play.score}", session.score != play.score),
+                    (f"game {session.game_id} != {play.game_id}", session.game_id != play.game_id),
+                    (
+                        f"boards {list(boards)} for {play.leaderboard_ids} + {play.family_ids}",
+                        named != play.leaderboard_ids
+                        or len(families) != len(play.family_ids)
+                        or any(
+                            not b.startswith(f + ".")
+                            for b, f in zip(families, play.family_ids, strict=False)
+                        ),
+                    ),
+                    (
+                        f"submissionId {session.submission_id} != {play.submission_id}",
+                        session.submission_id != play.submission_id,
+                    ),
+                    (
+                        f"answered boards {list(ack.entry_boards)}, stored {list(boards)}",
+                        ack.entry_boards != boards,
+                    ),
+                    (
+                        f"answered leaderboardIds {ack.session.get('leaderboardIds')}",
+                        ack.session.get("leaderboardIds") != list(boards),
+                    ),
+                    (
+                        f"answered score {ack.session.get('score')}",
+                        ack.session.get("score") != session.score,
+                    ),
+                )
+                if wrong
+            ]
+            if problems:
+                found.append(Violation(LedgerKind.ACK_MISMATCH, subject, "; ".join(problems)))
+        return found
+
+    def _check_idempotency(self) -> list[Violation]:
+        by_id: defaultdict[tuple[str, str], list[Ack]] = defaultdict(list)
+        for ack in self.acks:
+            if ack.play.submission_id is not None:
+                by_id[(ack.play.player_id, ack.play.submission_id)].append(ack)
+        found: list[Violation] = []
+        for (player_id, submission_id), acks in by_id.items():
+            subject = f"submission {player_id}/{submission_id}"
+            sessions = sorted({a.session_id for a in acks})
+            if len(sessions) > 1:
+                found.append(
+                    Violation(
+                        LedgerKind.IDEMPOTENCY,
+                        subject,
+                        f"{len(acks)} sends answered with {len(sessions)} sessions: {sessions}",
+                    )
+                )
+            firsts = sum(1 for a in acks if not a.duplicate)
+            if firsts > 1:
+                found.append(
+                    Violation(
+                        LedgerKind.IDEMPOTENCY,
+                        subject,
+                        f"{firsts} of {len(acks)} sends answered duplicate: false",
+                    )
+                )
+        return found
+
+    def _check_refused(self, snap: Snapshot) -> list[Violation]:
+        found: list[Violation] = []
+        acked_ids = {
+            (a.play.player_id, a.play.submission_id) for a in self.acks if a.play.submission_id
+        }
+        by_id: defaultdict[tuple[str, str | None], list[str]] = defaultdict(list)
+        for s in snap.sessions.values():
+            by_id[(s.player_id, s.submission_id)].append(s.session_id)
+        for play, code in self.refused:
+            if play.submission_id is None:
+                continue
+            key = (play.player_id, play.submission_id)
+            if key in acked_ids:
+                continue  # a reuse of an acknowledged id: its first play is recorded
+            stored = by_id.get(key, [])
+            if stored or key in snap.records:
+                found.append(
+                    Violation(
+                        LedgerKind.REFUSED_WRITTEN,
+                        f"submission {key[0]}/{key[1]}",
+                        f"refused with {code}, yet stored: sessions {stored},"
+                        f" record {key in snap.records}",
+                    )
+                )
+        return found
+
+    def _check_count(self, snap: Snapshot) -> list[Violation]:
+        acked = {(a.play.player_id, a.session_id) for a in self.acks}
+        extra = len(set(snap.sessions) - acked)
+        if extra > self.unknown:
+            return [
+                Violation(
+                    LedgerKind.PHANTOM_SESSIONS,
+                    "table",
+                    f"{extra} sessions were never acknowledged, but only {self.unknown}"
+                    " submissions had an unknown outcome",
+                )
+            ]
+        return []

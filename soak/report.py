@@ -1,0 +1,167 @@
+"""The soak's result: one document with every number, printed and written as Markdown and
+JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.report import log, machine_lines
+from soak.client import Stats, percentiles
+from soak.invariants import Snapshot, Violation
+
+__all__ = ["SoakResult", "markdown", "result_document", "write_results"]
+
+
+@dataclass
+class SoakResult:
+    """Everything a run measured and found."""
+
+    settings: dict[str, Any]
+    machine: dict[str, Any]
+    seconds: float
+    stats: Stats
+    submissions: dict[str, int]
+    table: dict[str, int]
+    dynamodb_calls: dict[str, int]
+    invariant_violations: list[Violation] = field(default_factory=list)
+    ledger_violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return (
+            not self.invariant_violations
+            and not self.ledger_violations
+            and not self.stats.unexpected_errors
+        )
+
+
+def table_counts(snap: Snapshot) -> dict[str, int]:
+    """How many items of each kind the table holds."""
+    return {
+        "items": snap.items,
+        "players": len(snap.players),
+        "boards": len(snap.boards),
+        "families": len(snap.families),
+        "sessions": len(snap.sessions),
+        "score items": sum(len(v) for v in snap.scores.values()),
+        "entry guards": len(snap.guards),
+        "submission records": len(snap.records),
+    }
+
+
+def _round(x: float) -> float:
+    return round(x, 2)
+
+
+def result_document(result: SoakResult) -> dict[str, Any]:
+    """The JSON document of a run."""
+    stats = result.stats
+    p50, p99 = percentiles(stats.all_latencies())
+    return {
+        "passed": result.passed,
+        "machine": result.machine,
+        "settings": result.settings,
+        "seconds": round(result.seconds, 1),
+        "requests": stats.requests,
+        "requests_per_second": _round(stats.requests / result.seconds) if result.seconds else 0,
+        "p50_ms": _round(p50),
+        "p99_ms": _round(p99),
+        "operations": [
+            {
+                "name": name,
+                "requests": len(op.latencies_ms),
+                "p50_ms": _round(percentiles(op.latencies_ms)[0]),
+                "p99_ms": _round(percentiles(op.latencies_ms)[1]),
+                "errors": dict(op.errors),
+            }
+            for name, op in sorted(stats.ops.items())
+        ],
+        "expected_errors": dict(stats.expected_errors),
+        "unexpected_errors": dict(stats.unexpected_errors),
+        "unexpected_error_samples": stats.error_samples,
+        "submissions": result.submissions,
+        "table": result.table,
+        "dynamodb_calls": result.dynamodb_calls,
+        "invariant_violations": [str(v) for v in result.invariant_violations],
+        "ledger_violations": [str(v) for v in result.ledger_violations],
+    }
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def _listed(title: str, violations: list[Violation], limit: int = 50) -> list[str]:
+    if not violations:
+        return []
+    lines = ["", f"### {title} ({len(violations)})", ""]
+    lines += [f"- {v}" for v in violations[:limit]]
+    if len(violations) > limit:
+        lines.append(f"- ... and {len(violations) - limit} more")
+    return lines
+
+
+def markdown(result: SoakResult) -> str:
+    """The printed report: a summary table, the operations, and every violation."""
+    doc = result_document(result)
+    settings, subs = result.settings, result.submissions
+    lines = [
+        "# Load soak",
+        "",
+        *machine_lines(result.machine),
+        f"- 1-minute load average at start and end: {result.machine['load_average'][0]} and"
+        f" {result.machine['load_average'][1]} (whatever else runs on the machine counts too)",
+        f"- {settings['clients']} concurrent clients for {doc['seconds']} s over HTTP/GraphQL,"
+        f" round-robin over {settings['instances']} service instances on one table"
+        " (in this process),"
+        f" about {round(100 * settings['write_share'])}% submissions, {settings['players']}"
+        f" players of which {settings['hot_players']} hot (take"
+        f" {round(100 * settings['hot_share'])}% of the submissions), seed {settings['seed']}",
+        "",
+        f"**Result: {'PASSED' if result.passed else 'FAILED'}**",
+        "",
+        "| | |",
+        "|---|--:|",
+        f"| requests | {doc['requests']:,} |",
+        f"| requests/s | {doc['requests_per_second']:.1f} |",
+        f"| p50 / p99 latency | {doc['p50_ms']:.1f} ms / {doc['p99_ms']:.1f} ms |",
+        f"| submissions acknowledged | {subs['acknowledged']:,}"
+        f" ({subs['duplicates']:,} as duplicates) |",
+        f"| sessions recorded | {result.table['sessions']:,} |",
+        f"| submissions racing another of the same player | {subs['overlapping']:,}"
+        f" (up to {subs['max_in_flight']} at once) |",
+        f"| transaction attempts / recorded plays | {subs['transactions']:,} /"
+        f" {result.table['sessions']:,} |",
+        f"| refused as provoked | {_counts(result.stats.expected_errors)} |",
+        f"| unexpected errors | {_counts(result.stats.unexpected_errors)} |",
+        f"| submissions with unknown outcome | {subs['unknown']:,} |",
+        f"| invariant violations (table) | {len(result.invariant_violations)} |",
+        f"| broken promises to clients | {len(result.ledger_violations)} |",
+        f"| table items scanned | {result.table['items']:,} |",
+        "",
+        "| operation | requests | p50 ms | p99 ms | errors |",
+        "|---|--:|--:|--:|---|",
+    ]
+    for op in doc["operations"]:
+        lines.append(
+            f"| {op['name']} | {op['requests']:,} | {op['p50_ms']:.1f} | {op['p99_ms']:.1f} |"
+            f" {_counts(op['errors'])} |"
+        )
+    if result.stats.error_samples:
+        lines += ["", "### Unexpected errors (first ones)", ""]
+        lines += [f"- `{s}`" for s in result.stats.error_samples]
+    lines += _listed("Invariant violations", result.invariant_violations)
+    lines += _listed("Broken promises to clients", result.ledger_violations)
+    return "\n".join(lines) + "\n"
+
+
+def write_results(out: Path, result: SoakResult) -> None:
+    """Write ``soak.json`` and ``soak.md`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "soak.json").write_text(json.dumps(result_document(result), indent=2) + "\n")
+    (out / "soak.md").write_text(markdown(result))
+    log(f"wrote {out / 'soak.json'} and {out / 'soak.md'}")

@@ -1,0 +1,127 @@
+"""One soak run: a fresh table, the app served on it, the world set up, the clients run until
+the deadline, then the table checked exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import uuid
+from collections import Counter
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass
+
+import aiohttp
+
+from bench.report import log
+from bench.stack import API_KEY, served_app
+from soak.client import GraphQLClient, Stats, percentiles
+from soak.invariants import check, read_table
+from soak.ledger import Ledger
+from soak.report import SoakResult, table_counts
+from soak.workload import Workload, WorkloadConfig, player_ids, setup
+
+__all__ = ["SoakConfig", "soak"]
+
+
+@dataclass(frozen=True)
+class SoakConfig:
+    seconds: float = 180.0
+    clients: int = 32
+    instances: int = 2
+    """Service instances on the one table; with more than one, plays of one player race in
+    DynamoDB, not only in one process's per-player queue."""
+    players: int = 200
+    hot_players: int = 6
+    hot_share: float = 0.7
+    write_share: float = 0.2
+    seed: int = 1
+    progress_every: float = 15.0
+
+
+async def _progress(stats: Stats, started: float, every: float) -> None:
+    while True:
+        await asyncio.sleep(every)
+        elapsed = time.monotonic() - started
+        p50, p99 = percentiles(stats.all_latencies()[-5000:])
+        unexpected = sum(stats.unexpected_errors.values())
+        log(
+            f"[{elapsed:5.0f} s] {stats.requests:,} requests ({stats.requests / elapsed:.0f}/s),"
+            f" recent p50 {p50:.1f} ms p99 {p99:.1f} ms, unexpected errors {unexpected}"
+        )
+
+
+async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]) -> SoakResult:
+    """Run the soak against a fresh table in the DynamoDB at ``endpoint_url``."""
+    table = f"soak-{uuid.uuid4().hex[:8]}"
+    load_at_start = os.getloadavg()[0]
+    stats, ledger = Stats(), Ledger()
+    workload_config = WorkloadConfig(
+        players=config.players,
+        hot_players=config.hot_players,
+        hot_share=config.hot_share,
+        write_share=config.write_share,
+    )
+    async with AsyncExitStack() as stack:
+        instances = [
+            await stack.enter_async_context(served_app(endpoint_url, table))
+            for _ in range(config.instances)
+        ]
+        served = instances[0]
+        connector = aiohttp.TCPConnector(limit=config.clients * 4)
+        timeout = aiohttp.ClientTimeout(total=30)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+            client = GraphQLClient(http, [i.url for i in instances], API_KEY, stats)
+            log(f"setting up {config.players} players, boards and families in table {table}")
+            await setup(client, player_ids(config.players))
+            stats.ops.clear()
+            for instance in instances:
+                instance.counter.reset()
+            workload = Workload(client, workload_config, ledger)
+            log(f"running {config.clients} clients for {config.seconds:g} s")
+            started = time.monotonic()
+            progress = asyncio.create_task(_progress(stats, started, config.progress_every))
+            try:
+                await asyncio.gather(
+                    *(
+                        workload.run_client(
+                            random.Random(config.seed * 1000 + i), started + config.seconds
+                        )
+                        for i in range(config.clients)
+                    )
+                )
+            finally:
+                progress.cancel()
+            seconds = time.monotonic() - started
+        calls: Counter[str] = Counter()
+        for instance in instances:
+            calls.update(instance.counter.snapshot())
+        log("scanning the table and checking every invariant")
+        snap = await read_table(served.db.client, table)
+        violations = check(snap, single_writer=config.instances == 1)
+        broken = ledger.check(snap)
+        await served.db.client.delete_table(TableName=table)
+    acks = ledger.acks
+    return SoakResult(
+        settings=asdict(config),
+        machine={
+            **machine,
+            "load_average": [round(load_at_start, 2), round(os.getloadavg()[0], 2)],
+        },
+        seconds=seconds,
+        stats=stats,
+        submissions={
+            "acknowledged": len(acks),
+            "duplicates": sum(1 for a in acks if a.duplicate),
+            "refused": len(ledger.refused),
+            "unknown": ledger.unknown,
+            "overlapping": workload.overlapping,
+            "max_in_flight": workload.max_in_flight,
+            "transactions": calls.get("TransactWriteItems", 0),
+        },
+        table=table_counts(snap),
+        dynamodb_calls=dict(calls),
+        invariant_violations=violations,
+        ledger_violations=broken,
+    )

@@ -1,0 +1,266 @@
+"""The table invariant checker (soak.invariants): it finds nothing after a concurrent burst of
+plays through the app, and it finds exactly what was broken when an item is corrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from ulid import ULID
+
+from dynamo.entries import EntryItem
+from dynamo.leaderboards import LeaderboardItem
+from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
+from dynamo.sessions import SessionItem
+from dynamo.table import Db, serialize
+from soak.invariants import Kind, Violation, check_table, scan_items
+from tests.conftest import Api
+
+SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
+  duplicate session { id } errors { code message } } }"""
+
+BOARDS: dict[str, dict[str, Any]] = {
+    "best": {"operator": "BEST"},
+    "fastest": {"operator": "BEST", "sortOrder": "ASC", "scoreWidth": 6},
+    "latest": {"operator": "LATEST"},
+    "latest-asc": {"operator": "LATEST", "sortOrder": "ASC", "scoreWidth": 6},
+    "total": {"operator": "INCREMENT", "scoreWidth": 12},
+}
+
+
+async def _submit(api: Api, given: dict[str, Any]) -> dict[str, Any]:
+    data = await api.gql(SUBMIT, {"i": given})
+    payload: dict[str, Any] = data["submitScore"]
+    return payload
+
+
+async def test_a_concurrent_burst_keeps_every_invariant(api: Api) -> None:
+    for board_id, fields in BOARDS.items():
+        await api.create_board(board_id, **fields)
+    family = await api.gql(
+        """mutation { createLeaderboardFamily(input: {id: "daily", name: "Daily",
+             period: DAILY, operator: INCREMENT}) { errors { code } } }"""
+    )
+    assert family["createLeaderboardFamily"]["errors"] == []
+    # The process reads a family's definition once; a play naming the family waits on that
+    # first read before it queues behind its player's earlier plays, so it is read here, and
+    # every play of the burst is recorded in the order it was played (single_writer).
+    assert (await api.gql('{ leaderboardFamily(id: "daily") { id } }'))["leaderboardFamily"]
+    players = [f"p{i}" for i in range(8)]
+    for player in players:
+        await api.create_player(player)
+    rng = random.Random(11)
+    sends: list[dict[str, Any]] = []
+    for _ in range(90):
+        play: dict[str, Any] = {
+            "playerId": rng.choice(players[:2] if rng.random() < 0.7 else players),
+            "gameId": "arena",
+            "score": 0 if rng.random() < 0.1 else rng.randint(1, 60),
+            "leaderboardIds": rng.sample(sorted(BOARDS), rng.randint(1, 3)),
+            "familyIds": ["daily"] if rng.random() < 0.3 else [],
+        }
+        if rng.random() < 0.25:
+            play["submissionId"] = str(ULID())
+            sends.append(play)  # sent twice at once, as a retrying game server does
+        sends.append(play)
+    rng.shuffle(sends)
+
+    in_flight = asyncio.Semaphore(16)
+
+    async def send(play: dict[str, Any]) -> dict[str, Any]:
+        async with in_flight:
+            return await _submit(api, play)
+
+    results = await asyncio.gather(*(send(s) for s in sends))
+
+    assert [r["errors"] for r in results if r["errors"]] == []
+    first = [r for r in results if not r["duplicate"]]
+    assert len(first) == 90
+    found = await check_table(api.db.client, api.db.table, single_writer=True)
+    assert [str(v) for v in found] == []
+    items = await scan_items(api.db.client, api.db.table)
+    assert sum(1 for i in items if i["sk"].startswith("SESSION#")) == 90
+
+
+async def test_plays_recorded_out_of_time_order_keep_every_invariant(api: Api) -> None:
+    """A play attained earlier but recorded later (a slow instance, a skewed clock) neither
+    replaces a newer LATEST entry nor moves an INCREMENT total's attainment back in time."""
+    await api.create_board("latest", operator="LATEST")
+    await api.create_board("total", operator="INCREMENT")
+    await api.create_player("p1")
+    now = api.clock()
+    for offset, score in ((5, 300), (1, 100), (3, 200)):
+        api.clock.set(now + timedelta(seconds=offset))
+        payload = await _submit(
+            api,
+            {
+                "playerId": "p1",
+                "gameId": "g",
+                "score": score,
+                "leaderboardIds": ["latest", "total"],
+            },
+        )
+        assert payload["errors"] == []
+
+    data = await api.gql(
+        """{ player(id: "p1") {
+             latest: bestScore(leaderboardId: "latest") { score attainedAt }
+             total: bestScore(leaderboardId: "total") { score attainedAt } } }"""
+    )
+    latest, total = data["player"]["latest"], data["player"]["total"]
+    assert (latest["score"], total["score"]) == (300, 600)
+    played_last = now + timedelta(seconds=5)
+    assert datetime.fromisoformat(latest["attainedAt"]) == played_last
+    assert datetime.fromisoformat(total["attainedAt"]) == played_last
+    assert await check_table(api.db.client, api.db.table) == []
+
+
+# -- corruption: the checker reports exactly what was broken ---------------------------------
+
+
+async def _items(db: Db) -> list[dict[str, Any]]:
+    return await scan_items(db.client, db.table)
+
+
+async def _put(db: Db, item: dict[str, Any]) -> None:
+    await db.client.put_item(TableName=db.table, Item=serialize(item))
+
+
+def _one(items: list[dict[str, Any]], pk: str, sk_prefix: str) -> dict[str, Any]:
+    (found,) = [i for i in items if i["pk"] == pk and i["sk"].startswith(sk_prefix)]
+    return found
+
+
+async def _bump_games_played(db: Db) -> list[Violation]:
+    await db.client.update_item(
+        TableName=db.table,
+        Key=serialize({"pk": "PLAYER#p1", "sk": "#METADATA"}),
+        UpdateExpression="ADD gamesPlayed :one",
+        ExpressionAttributeValues=serialize({":one": 1}),
+    )
+    return [
+        Violation(Kind.GAMES_PLAYED, "player p1", "gamesPlayed is 4, the player has 3 sessions")
+    ]
+
+
+async def _duplicate_score_item(db: Db) -> list[Violation]:
+    """A second Score item for p1 on ``best``, keyed consistently (attained 1 ms later)."""
+    items = await _items(db)
+    board = LeaderboardItem.model_validate(_one(items, "LEADERBOARD#best", "#METADATA"))
+    raw = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    score = ScoreItem.model_validate(raw)
+    copy = score.model_copy(update={"attained_at": score.attained_at + timedelta(milliseconds=1)})
+    keys = score_keys(board, copy)
+    await _put(db, {**keys, **copy.attributes()})
+    return [
+        Violation(
+            Kind.DUPLICATE_SCORE,
+            "player p1 on board best",
+            f"2 Score items: {keys['sk']}, {raw['sk']}",
+        )
+    ]
+
+
+async def _lose_the_best_score(db: Db) -> list[Violation]:
+    """Rewrite p1's entry on ``best``, consistently (Score item, keys and guard), to its
+    400 play: the end state of a race that lost a better score."""
+    items = await _items(db)
+    board = LeaderboardItem.model_validate(_one(items, "LEADERBOARD#best", "#METADATA"))
+    old = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    session = next(
+        SessionItem.model_validate(i)
+        for i in items
+        if i["pk"] == "PLAYER#p1" and i["sk"].startswith("SESSION#") and i["score"] == 400
+    )
+    lost = ScoreItem.model_validate(old).model_copy(
+        update={"score": 400, "attained_at": session.played_at, "session_id": session.session_id}
+    )
+    keys = score_keys(board, lost)
+    guard = EntryItem.model_validate(_one(items, "PLAYER#p1", "ENTRY#best")).model_copy(
+        update={
+            "score": 400,
+            "attained_at": lost.attained_at,
+            "session_id": lost.session_id,
+            "score_sk": keys["sk"],
+            "rank_value": rank_value(400, board.score_width, board.sort_order),
+            "tie_value": tie_value(lost.attained_at),
+        }
+    )
+    await db.client.delete_item(
+        TableName=db.table, Key=serialize({"pk": old["pk"], "sk": old["sk"]})
+    )
+    await _put(db, {**keys, **lost.attributes()})
+    await _put(db, {"pk": "PLAYER#p1", "sk": "ENTRY#best", **guard.attributes()})
+    return [
+        Violation(
+            Kind.ENTRY_SCORE,
+            "player p1 on board best",
+            "the Score item holds 400; BEST over the player's 3 sessions gives 500",
+        )
+    ]
+
+
+async def _miscount_entries(db: Db) -> list[Violation]:
+    await db.client.update_item(
+        TableName=db.table,
+        Key=serialize({"pk": "LEADERBOARD#best", "sk": "#METADATA"}),
+        UpdateExpression="ADD entryCount :one",
+        ExpressionAttributeValues=serialize({":one": 1}),
+    )
+    return [
+        Violation(
+            Kind.ENTRY_COUNT, "board best", "entryCount is 3; 2 distinct players played on it"
+        )
+    ]
+
+
+async def _overwrite_a_score_attribute(db: Db) -> list[Violation]:
+    """Only the Score item's ``score`` attribute changes: its key, its guard and the sessions
+    all disagree with it."""
+    items = await _items(db)
+    raw = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    await _put(db, {**raw, "score": 501})
+    sk = raw["sk"]
+    wanted = sk.replace("SCORE#0000000500", "SCORE#0000000501")
+    return [
+        Violation(
+            Kind.ENTRY_SCORE,
+            "player p1 on board best",
+            "the Score item holds 501; BEST over the player's 3 sessions gives 500",
+        ),
+        Violation(Kind.GUARD_MISMATCH, "player p1 on board best", "guard score 500 vs 501"),
+        Violation(
+            Kind.ITEM_KEYS,
+            "player p1 on board best",
+            f"sk is {sk!r}, expected {wanted!r}",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        _bump_games_played,
+        _duplicate_score_item,
+        _lose_the_best_score,
+        _miscount_entries,
+        _overwrite_a_score_attribute,
+    ],
+)
+async def test_the_checker_reports_exactly_what_was_corrupted(
+    api: Api, corrupt: Callable[[Db], Awaitable[list[Violation]]]
+) -> None:
+    await api.create_board("best")
+    for player in ("p1", "p2"):
+        await api.create_player(player)
+    for player, score in (("p1", 300), ("p1", 500), ("p1", 400), ("p2", 200)):
+        assert (await api.submit(player, "best", score))["errors"] == []
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+
+    expected = await corrupt(api.db)
+
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == expected
