@@ -1,0 +1,215 @@
+"""Rank latency measurements of the rank index benchmark: the rank query through GraphQL to the
+index instance (with its raw floor, the ZCOUNT server time and the index's own lookup) and to
+the COUNT instance (with the same probes asked of the index instance, the contract), each answer
+checked against the rank computed from the generated scores."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+from redis.asyncio import Redis
+
+from bench.measure import BenchError, format_calls, post_graphql
+from bench.rank_results import BoardData, Contract, RankLatency
+from bench.rank_stack import Stack
+from bench.report import log
+from dynamo.players import get_player
+
+__all__ = [
+    "RANK_QUERY",
+    "ask_rank",
+    "index_lookup",
+    "measure_count",
+    "measure_index",
+    "percentiles",
+    "raw_rank",
+]
+
+RANK_QUERY = (
+    'query Rank($p: ID!) { player(id: $p) { rank(leaderboardId: "%s") { rank total percentile } } }'
+)
+
+
+def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+    """p50, p95 and p99 (inclusive method, as bench.measure)."""
+    if len(samples) == 1:
+        return samples[0], samples[0], samples[0]
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49], cuts[94], cuts[98]
+
+
+async def ask_rank(
+    http: aiohttp.ClientSession, url: str, board: BoardData, player_id: str
+) -> dict[str, Any]:
+    data = await post_graphql(
+        http, url, RANK_QUERY % board.item.leaderboard_id, {"p": player_id}, key=None
+    )
+    rank: dict[str, Any] | None = (data.get("player") or {}).get("rank")
+    if rank is None:
+        raise BenchError(f"no rank for {player_id}: {json.dumps(data)}")
+    return rank
+
+
+async def _zcount_stats(redis: Redis) -> tuple[int, int]:
+    stats: dict[str, Any] = await redis.info("commandstats")
+    zcount = stats.get("cmdstat_zcount", {})
+    return int(zcount.get("calls", 0)), int(zcount.get("usec", 0))
+
+
+async def measure_index(
+    stack: Stack,
+    http: aiohttp.ClientSession,
+    board: BoardData,
+    *,
+    requests: int,
+    warmup: int,
+    rng: random.Random,
+) -> RankLatency:
+    """The rank query to the index instance for random probes, one at a time, each answer
+    checked; each request alternates with its raw counterpart (:func:`raw_rank`) on the same
+    probe, swapping which goes first on every iteration."""
+    samples: list[float] = []
+    raw: list[float] = []
+    patterns: Counter[str] = Counter()
+    exact = calls = 0
+    before = (0, 0)
+    for i in range(warmup + requests):
+        if i == warmup:
+            before = await _zcount_stats(stack.redis)
+        player = rng.choice(board.probes)
+        expected = board.expected(player)
+        for via_service in (True, False) if i % 2 == 0 else (False, True):
+            stack.index_calls.reset()
+            started = time.perf_counter()
+            if via_service:
+                rank = await ask_rank(http, stack.index_url, board, player)
+            else:
+                raw_answer = await raw_rank(stack, board, player)
+            elapsed = (time.perf_counter() - started) * 1000
+            if i < warmup:
+                continue
+            if not via_service:
+                raw.append(elapsed)
+                if raw_answer != expected["rank"]:
+                    raise BenchError(f"raw rank of {player}: {raw_answer}, expected {expected}")
+                continue
+            samples.append(elapsed)
+            snapshot = stack.index_calls.snapshot()
+            patterns[format_calls(snapshot)] += 1
+            calls += sum(snapshot.values())
+            if rank == expected:
+                exact += 1
+            else:
+                log(f"  index: {player} got {rank}, expected {expected}")
+    after = await _zcount_stats(stack.redis)
+    zcalls, zusec = after[0] - before[0], after[1] - before[1]
+
+    lookups: list[float] = []
+    for _ in range(requests):
+        player = rng.choice(board.probes)
+        started = time.perf_counter()
+        await index_lookup(stack, board, player)
+        lookups.append((time.perf_counter() - started) * 1000)
+
+    p50, p95, p99 = percentiles(samples)
+    raw_p50, _, raw_p99 = percentiles(raw)
+    lookup_p50, _, lookup_p99 = percentiles(lookups)
+    return RankLatency(
+        source="index",
+        requests=requests,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        mean_ms=statistics.fmean(samples),
+        calls=dict(patterns.most_common()),
+        calls_per_request=calls / requests,
+        exact=exact,
+        raw_p50_ms=raw_p50,
+        raw_p99_ms=raw_p99,
+        zcount_calls=zcalls,
+        zcount_server_us=zusec / zcalls if zcalls else 0.0,
+        lookup_p50_ms=lookup_p50,
+        lookup_p99_ms=lookup_p99,
+    )
+
+
+async def measure_count(
+    stack: Stack,
+    http: aiohttp.ClientSession,
+    board: BoardData,
+    *,
+    requests: int,
+    warmup: int,
+    rng: random.Random,
+) -> tuple[RankLatency, Contract]:
+    """The rank query to the COUNT instance for random probes, one at a time, each answer
+    checked; the index instance is asked for the same probe right after (untimed) and the two
+    answers compared. A request that fails (a COUNT over a large board can outlast the app's
+    DynamoDB read timeout) is counted, not fatal."""
+    samples: list[float] = []
+    patterns: Counter[str] = Counter()
+    exact = same = both_exact = failed = calls = 0
+    for i in range(warmup + requests):
+        player = rng.choice(board.probes)
+        expected = board.expected(player)
+        stack.count_calls.reset()
+        started = time.perf_counter()
+        try:
+            rank = await ask_rank(http, stack.count_url, board, player)
+        except (BenchError, aiohttp.ClientError, TimeoutError) as error:
+            if i >= warmup:
+                failed += 1
+                log(f"  COUNT: {player} failed: {error}")
+            continue
+        elapsed = (time.perf_counter() - started) * 1000
+        if i < warmup:
+            continue
+        samples.append(elapsed)
+        snapshot = stack.count_calls.snapshot()
+        patterns[format_calls(snapshot)] += 1
+        calls += sum(snapshot.values())
+        exact += rank == expected
+        from_index = await ask_rank(http, stack.index_url, board, player)
+        if from_index == rank:
+            same += 1
+            both_exact += rank == expected
+        else:
+            log(f"  contract: {player} index {from_index} != COUNT {rank}")
+    p50, p95, p99 = percentiles(samples) if samples else (float("nan"),) * 3
+    latency = RankLatency(
+        source="COUNT",
+        requests=requests,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        mean_ms=statistics.fmean(samples) if samples else float("nan"),
+        calls=dict(patterns.most_common()),
+        calls_per_request=calls / len(samples) if samples else float("nan"),
+        exact=exact,
+        failed=failed,
+    )
+    return latency, Contract(sample=len(samples), same=same, exact=both_exact)
+
+
+async def raw_rank(stack: Stack, board: BoardData, player_id: str) -> int:
+    """The calls a rank request makes, sent from the benchmark's process: the player (GetItem),
+    then the index's lookup of the player's indexed entry and its rank (one round trip)."""
+    await get_player(stack.db, player_id)
+    return await index_lookup(stack, board, player_id)
+
+
+async def index_lookup(stack: Stack, board: BoardData, player_id: str) -> int:
+    """The index's answer for the player's entry: :meth:`RankIndex.ranks`, one round trip."""
+    board_id = board.item.leaderboard_id
+    found = await stack.index.ranks({board_id: [(player_id, None)]})
+    answer = (found or {}).get(board_id, [None])[0]
+    if answer is None:
+        raise BenchError(f"the index declined to rank {player_id} on {board_id}")
+    return answer.better + 1
