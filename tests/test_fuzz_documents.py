@@ -1,0 +1,172 @@
+"""Fuzzing of deep and wide documents: nesting, aliases, many fragments, fragment chains,
+cycles and bombs, wide selections, nested lists, introspection and junk. Each is answered, or
+refused with a typed error exactly when it passes the limit it tests (``tests/fuzz/limits.py``)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fuzz.answers import assert_alive, graphql
+from tests.fuzz.inputs import fuzz, texts
+from tests.fuzz.limits import (
+    LONGEST_VALIDATED_CHAIN,
+    MAX_ALIASES,
+    MAX_DEPTH,
+    MAX_TOKENS,
+    token_count,
+)
+from tests.fuzz.world import World, world_fixture  # noqa: F401  (the world fixture)
+
+MAX_CHAIN = 600
+"""Longest fragment chain generated: past about 490 the token limit refuses it."""
+MAX_BOMB = 60
+"""Most levels of a fragment spread twice at every level (2**60 expansions)."""
+_CHAIN = ["sessions", "edges", "node", "player"]
+
+
+def _nested(levels: int) -> str:
+    """A selection ``levels`` fields deep: player, sessions, edges, node, player, ..."""
+    inner = "__typename"
+    for level in reversed(range(1, levels)):
+        inner = f"{_CHAIN[(level - 1) % 4]} {{ {inner} }}"
+    return f'{{ player(id: "fz-p1") {{ {inner} }} }}' if levels else "{ __typename }"
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> tuple[str, str, int]:
+    """A document and the limit it tests: (document, limit name, size)."""
+    shape = draw(
+        st.sampled_from(
+            [
+                "depth",
+                "aliases",
+                "fragments",
+                "fragment chain",
+                "fragment cycle",
+                "fragment bomb",
+                "wide",
+                "nested lists",
+                "introspection",
+                "junk",
+            ]
+        )
+    )
+    if shape == "depth":
+        levels = draw(st.integers(1, 30))
+        return _nested(levels), shape, levels
+    if shape == "aliases":
+        count = draw(st.integers(0, 150))
+        field = draw(st.sampled_from(["__typename", 'leaderboard(id: "fz-best") { id }']))
+        body = " ".join(f"a{i}: {field}" for i in range(count))
+        return f"{{ __typename {body} }}", shape, count
+    if shape == "fragments":
+        count = draw(st.integers(0, 460))
+        spreads = " ".join(f"...F{i}" for i in range(count))
+        fragments = " ".join(f"fragment F{i} on Query {{ __typename }}" for i in range(count))
+        return f"{{ __typename {spreads} }} {fragments}", shape, count
+    if shape == "fragment chain":
+        count = draw(st.integers(1, MAX_CHAIN))
+        fragments = " ".join(f"fragment F{i} on Query {{ ...F{i + 1} }}" for i in range(count))
+        return f"{{ ...F0 }} {fragments} fragment F{count} on Query {{ __typename }}", shape, count
+    if shape == "fragment bomb":
+        count = draw(st.integers(1, MAX_BOMB))
+        fragments = " ".join(
+            f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(count)
+        )
+        last = f"fragment F{count} on Query {{ a: __typename }}"
+        return f"{{ ...F0 }} {fragments} {last}", shape, count
+    if shape == "fragment cycle":
+        count = draw(st.integers(1, 50))
+        fragments = " ".join(
+            f"fragment F{i} on Query {{ ...F{(i + 1) % count} }}" for i in range(count)
+        )
+        return f"{{ ...F0 }} {fragments}", shape, count
+    if shape == "wide":
+        count = draw(st.integers(1, 1200))
+        field = draw(st.sampled_from(["__typename", 'players(ids: ["fz-p1"]) { id }']))
+        return "{ " + " ".join([field] * count) + " }", shape, count
+    if shape == "nested lists":
+        depth = draw(st.integers(1, 1500))
+        return "{ players(ids: " + "[" * depth + "]" * depth + ") { id } }", shape, depth
+    if shape == "introspection":
+        depth = draw(st.integers(1, 25))
+        inner = "name"
+        for _ in range(depth):
+            inner = f"ofType {{ {inner} }}"
+        return f'{{ __type(name: "Query") {{ fields {{ type {{ {inner} }} }} }} }}', shape, depth
+    junk = draw(
+        st.one_of(
+            texts,
+            st.lists(
+                st.sampled_from(
+                    [
+                        "{",
+                        "}",
+                        "(",
+                        ")",
+                        "[",
+                        "]",
+                        "...",
+                        "@skip",
+                        "@include(if: $x)",
+                        "$x",
+                        ":",
+                        "query",
+                        "mutation",
+                        "subscription",
+                        "fragment",
+                        "on",
+                        "Query",
+                        "player",
+                        "id",
+                        '"s"',
+                        "1",
+                        "#",
+                        "=",
+                        "!",
+                        ",",
+                        "__schema",
+                        "\u00e9",
+                    ]
+                ),
+                max_size=60,
+            ).map(" ".join),
+        )
+    )
+    return junk, shape, 0
+
+
+@fuzz(60)
+@given(document=documents())
+async def test_deep_and_wide_documents(world: World, document: tuple[str, str, int]) -> None:
+    query, shape, size = document
+    body = await graphql(world.api, query)
+    if body is None:
+        return
+    errors = body.get("errors") or []
+    codes = {e["extensions"]["code"] for e in errors}
+    messages = " ".join(e["message"] for e in errors)
+    tokens = token_count(query)
+    if abs(tokens - MAX_TOKENS) <= 10:
+        pass
+    elif tokens > MAX_TOKENS:
+        assert codes == {"GRAPHQL_VALIDATION_FAILED"}, body
+        assert body.get("data") is None
+    elif shape == "depth":
+        assert (size > MAX_DEPTH) == ("maximum operation depth" in messages), (size, body)
+    elif shape == "aliases":
+        assert (size > MAX_ALIASES) == ("aliases" in messages), (size, body)
+    elif shape == "fragments" or (shape == "fragment chain" and size <= LONGEST_VALIDATED_CHAIN):
+        assert codes == set(), body
+    elif shape == "fragment chain":
+        assert codes == {"GRAPHQL_VALIDATION_FAILED"}, body
+        assert messages == "Validation aborted.", body
+    elif shape == "fragment bomb":
+        # Every expansion counts: 2**size aliased fields.
+        assert (2**size > MAX_ALIASES) == ("aliases found" in messages), (size, body)
+    elif shape == "introspection":
+        assert codes <= {"GRAPHQL_VALIDATION_FAILED"}, body
+    elif shape == "fragment cycle":
+        assert codes == {"GRAPHQL_VALIDATION_FAILED"}, body
+    await assert_alive(world.api)

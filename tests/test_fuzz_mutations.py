@@ -1,0 +1,142 @@
+"""Fuzzing of the four mutations (createPlayer, createLeaderboard, createLeaderboardFamily,
+submitScore): every input gets a typed answer, a refused input writes nothing, the table's keys
+stay well formed, and without a valid API key nothing is written at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import API_KEYS
+from tests.fuzz.answers import (
+    PRE_EXECUTION,
+    assert_alive,
+    assert_keys_well_formed,
+    by_key,
+    graphql,
+)
+from tests.fuzz.inputs import fuzz
+from tests.fuzz.operations import (
+    CREATE_BOARD,
+    CREATE_FAMILY,
+    CREATE_PLAYER,
+    ENTITY,
+    MUTATIONS,
+    SUBMIT,
+    board_inputs,
+    family_inputs,
+    family_safe,
+    player_inputs,
+    submit_inputs,
+)
+from tests.fuzz.world import World, world_fixture  # noqa: F401  (the world fixture)
+from tests.scan import scan_items
+
+
+async def _fuzz_mutation(world: World, name: str, document: str, value: Any) -> dict[str, Any]:
+    """Send one mutation with a valid key: a typed answer, and nothing written on error."""
+    api = world.api
+    before = await world.scan()
+    body = await graphql(api, document, {"i": value})
+    after = by_key(await assert_keys_well_formed(api))
+    if body is None:
+        assert after == before
+        await assert_alive(api)
+        return {}
+    if body.get("errors"):
+        # Refused before execution: bad variables or document.
+        assert body.get("data") is None, body
+        assert {e["extensions"]["code"] for e in body["errors"]} <= PRE_EXECUTION, body
+        assert after == before
+        await assert_alive(api)
+        world.items = after
+        return body
+    payload = body["data"][name]
+    entity = payload[ENTITY[name]]
+    if payload["errors"]:
+        assert entity is None, payload
+        assert after == before, f"{name} failed with {payload['errors']} but wrote"
+    else:
+        assert entity is not None, payload
+    await assert_alive(api)
+    world.items = after
+    return body
+
+
+@fuzz(60)
+@given(value=player_inputs)
+async def test_create_player_inputs(world: World, value: Any) -> None:
+    body = await _fuzz_mutation(world, "createPlayer", CREATE_PLAYER, value)
+    player = ((body.get("data") or {}).get("createPlayer") or {}).get("player")
+    if player is not None:
+        email = player["email"]
+        assert email == email.strip().lower()
+        assert email == value["email"].strip().lower()
+
+
+@fuzz(60)
+@given(value=board_inputs)
+async def test_create_leaderboard_inputs(world: World, value: Any) -> None:
+    await _fuzz_mutation(world, "createLeaderboard", CREATE_BOARD, value)
+
+
+@fuzz(60)
+@given(value=family_inputs.filter(family_safe))
+async def test_create_leaderboard_family_inputs(world: World, value: Any) -> None:
+    await _fuzz_mutation(world, "createLeaderboardFamily", CREATE_FAMILY, value)
+
+
+@fuzz(100)
+@given(value=submit_inputs)
+async def test_submit_score_inputs(world: World, value: Any) -> None:
+    body = await _fuzz_mutation(world, "submitScore", SUBMIT, value)
+    payload = (body.get("data") or {}).get("submitScore")
+    if payload is not None and not payload["errors"]:
+        game = value["gameId"]
+        assert payload["session"]["gameId"] == (game if isinstance(game, str) else str(int(game)))
+
+
+def _accepted(authorization: str | None) -> bool:
+    """Whether the service takes this Authorization header as a valid key."""
+    if authorization is None or authorization[:7].lower() != "bearer ":
+        return False
+    return authorization[7:].strip() in API_KEYS
+
+
+authorizations = st.one_of(
+    st.none(),
+    st.sampled_from(
+        ["", "Bearer", "Bearer ", "bearer", "Basic dGVzdA==", API_KEYS[0], "Bearer  \t"]
+    ),
+    st.sampled_from(API_KEYS).map(lambda k: f"Bearer {k}x"),
+    st.sampled_from(API_KEYS).map(lambda k: f"Bearer {k[:-1]}"),
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=60).map(
+        lambda t: f"Bearer {t}"
+    ),
+).filter(lambda h: not _accepted(h))
+
+
+@fuzz(50)
+@given(
+    mutation=st.sampled_from(MUTATIONS).flatmap(
+        lambda m: st.tuples(st.just(m[0]), st.just(m[1]), m[2])
+    ),
+    authorization=authorizations,
+)
+async def test_mutations_without_a_valid_key_write_nothing(
+    world: World, mutation: tuple[str, str, Any], authorization: str | None
+) -> None:
+    api = world.api
+    _, document, value = mutation
+    before = await world.scan()
+    headers = {"Authorization": authorization} if authorization is not None else {}
+    body = await graphql(api, document, {"i": value}, key=None, headers=headers)
+    if body is not None:
+        assert body.get("data") is None, body
+        codes = {e["extensions"]["code"] for e in body["errors"]}
+        assert codes <= {"UNAUTHENTICATED", *PRE_EXECUTION}, body
+    assert by_key(await scan_items(api.db)) == before
+    await assert_alive(api)
+    world.items = before
