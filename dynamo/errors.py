@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     SUBMISSION_CONFLICT = "SUBMISSION_CONFLICT"
     SUBMISSION_ID_REUSED = "SUBMISSION_ID_REUSED"
     BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
+    OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN"
+    """The database did not confirm a write that may have been applied all the same."""
     UNAUTHENTICATED = "UNAUTHENTICATED"
 
 

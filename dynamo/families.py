@@ -20,11 +20,10 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from botocore.exceptions import ClientError
-
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, check_new_board
-from dynamo.table import Db, Item, Key, batch_get_immutable, parse, serialize
+from dynamo.put_new import put_new
+from dynamo.table import Db, Item, Key, batch_get_immutable, parse
 
 __all__ = [
     "MAX_FAMILY_ID",
@@ -179,16 +178,10 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
     check_new_family(family)
     pk, sk = family_key(family.family_id)
     item: dict[str, Any] = {"pk": pk, "sk": sk, **family.attributes()}
-    try:
-        await db.client.put_item(
-            TableName=db.table, Item=serialize(item), ConditionExpression="attribute_not_exists(pk)"
+    if not await put_new(db, item, f"family {family.family_id!r}"):
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_EXISTS, f"family {family.family_id!r} already exists", "id"
         )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            raise LeaderboardError(
-                ErrorCode.LEADERBOARD_EXISTS, f"family {family.family_id!r} already exists", "id"
-            ) from None
-        raise
     return family
 
 

@@ -12,10 +12,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.table import Db, Item, Key, batch_get, parse, serialize
+from dynamo.put_new import put_new
+from dynamo.table import Db, Item, Key, batch_get, parse
 
 __all__ = [
     "MAX_SCORE_WIDTH",
@@ -129,18 +128,10 @@ async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
     check_new_board(board)
     pk, sk = board_key(board.leaderboard_id)
     item: dict[str, Any] = {"pk": pk, "sk": sk, **board.attributes()}
-    try:
-        await db.client.put_item(
-            TableName=db.table,
-            Item=serialize(item),
-            ConditionExpression="attribute_not_exists(pk)",
+    if not await put_new(db, item, f"leaderboard {board.leaderboard_id!r}"):
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_EXISTS,
+            f"leaderboard {board.leaderboard_id!r} already exists",
+            "id",
         )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            raise LeaderboardError(
-                ErrorCode.LEADERBOARD_EXISTS,
-                f"leaderboard {board.leaderboard_id!r} already exists",
-                "id",
-            ) from None
-        raise
     return board

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.outcomes import watching
+from dynamo.resilience import outcome_unknown
 from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
 
 __all__ = [
@@ -86,42 +88,56 @@ async def get_player_by_email(db: Db, email: str) -> PlayerItem | None:
 
 
 async def create_player(db: Db, player: PlayerItem) -> PlayerItem:
-    """Write a new player and claim its e-mail address, both or neither."""
+    """Write a new player and claim its e-mail address, both or neither. botocore gives the
+    transaction a ClientRequestToken and keeps it for its retries, so a retry of an attempt
+    that was applied but not answered succeeds without writing again."""
     claim = {
         "pk": CLAIM_PK.format(email=player.email),
         "sk": CLAIM_SK,
         "playerId": player.player_id,
     }
     item: dict[str, Any] = {**_keys(player), **player.attributes()}
-    try:
-        await db.client.transact_write_items(
-            TransactItems=[
-                {
-                    "Put": {
-                        "TableName": db.table,
-                        "Item": serialize(item),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": db.table,
-                        "Item": serialize(claim),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-            ]
-        )
-    except ClientError as error:
-        reasons = error.response.get("CancellationReasons", [])
-        codes = [r.get("Code") for r in reasons]
-        if codes and codes[0] == "ConditionalCheckFailed":
-            raise LeaderboardError(
-                ErrorCode.PLAYER_EXISTS, f"player {player.player_id!r} already exists", "id"
-            ) from None
-        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-            raise LeaderboardError(
-                ErrorCode.EMAIL_TAKEN, "that email belongs to another player", "email"
-            ) from None
-        raise
+    with watching(f"player {player.player_id!r}") as write:
+        try:
+            await _write_player(db, item, claim)
+        except (BotoCoreError, ClientError) as error:
+            if isinstance(error, ClientError):
+                _raise_for_cancellation(error, player)
+            if write.outcome_unknown:
+                raise outcome_unknown(f" ({write.label}); creating it again tells") from error
+            raise
     return player
+
+
+async def _write_player(db: Db, item: dict[str, Any], claim: dict[str, Any]) -> None:
+    await db.client.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": db.table,
+                    "Item": serialize(item),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": db.table,
+                    "Item": serialize(claim),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        ]
+    )
+
+
+def _raise_for_cancellation(error: ClientError, player: PlayerItem) -> None:
+    reasons = error.response.get("CancellationReasons", [])
+    codes = [r.get("Code") for r in reasons]
+    if codes and codes[0] == "ConditionalCheckFailed":
+        raise LeaderboardError(
+            ErrorCode.PLAYER_EXISTS, f"player {player.player_id!r} already exists", "id"
+        ) from None
+    if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+        raise LeaderboardError(
+            ErrorCode.EMAIL_TAKEN, "that email belongs to another player", "email"
+        ) from None

@@ -27,7 +27,7 @@ from dynamo.errors import ErrorCode, LeaderboardError
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-__all__ = ["CircuitBreaker", "is_backend_failure", "unavailable"]
+__all__ = ["CircuitBreaker", "is_backend_failure", "outcome_unknown", "unavailable"]
 
 _OVERLOADED = {
     "ProvisionedThroughputExceededException",
@@ -37,6 +37,8 @@ _OVERLOADED = {
     "ServiceUnavailable",
     "InternalFailure",
 }
+_THROTTLED_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
+"""Cancellation reasons of a transaction that DynamoDB throttled (nothing was written)."""
 
 
 def unavailable(detail: str = "") -> LeaderboardError:
@@ -44,14 +46,25 @@ def unavailable(detail: str = "") -> LeaderboardError:
     return LeaderboardError(ErrorCode.BACKEND_UNAVAILABLE, f"{message}{detail}")
 
 
+def outcome_unknown(detail: str = "") -> LeaderboardError:
+    """For a write whose request may have reached the database unanswered: it may have been
+    recorded, and only a repeat that the database recognises can say so."""
+    message = "the database did not confirm this write; it may have been recorded"
+    return LeaderboardError(ErrorCode.OUTCOME_UNKNOWN, f"{message}{detail}")
+
+
 def is_backend_failure(error: BaseException) -> bool:
     """Whether ``error`` says DynamoDB could not serve the call (as opposed to a refusal of
     the call itself, such as a failed condition)."""
     if isinstance(error, LeaderboardError):
-        return error.code is ErrorCode.BACKEND_UNAVAILABLE
+        return error.code in (ErrorCode.BACKEND_UNAVAILABLE, ErrorCode.OUTCOME_UNKNOWN)
     if isinstance(error, ClientError):
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        return error.response["Error"].get("Code") in _OVERLOADED or status >= 500
+        code = error.response["Error"].get("Code")
+        if code == "TransactionCanceledException":
+            reasons = error.response.get("CancellationReasons", [])
+            return any(r.get("Code") in _THROTTLED_REASONS for r in reasons)
+        return code in _OVERLOADED or status >= 500
     if isinstance(error, EndpointConnectionError | ConnectionClosedError | HTTPClientError):
         return True
     return isinstance(error, BotoCoreError | TimeoutError)

@@ -6,27 +6,35 @@ board by the board's operator, then written at once: the Session, the player's s
 each board's entry change, and the submission record. Conditions make a race with another
 submission of the same player cancel the transaction rather than lose an update; a cancelled
 transaction is read again and retried a bounded number of times. Nothing is half-written.
+
+Failures of the database itself are BACKEND_UNAVAILABLE when nothing was written. A transaction
+that may have been applied without the database confirming it (its connection dropped, it
+timed out, it got a 5xx answer) is OUTCOME_UNKNOWN: every attempt of one transaction carries
+the same ClientRequestToken, so the retries botocore makes cannot apply it twice, and no new
+attempt (with a new token) is made after such a failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.entries import EntryItem, entry_key
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.families import concrete_board, get_families, period_window
+from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LeaderboardItem, board_key
+from dynamo.outcomes import watching
 from dynamo.players import player_key
 from dynamo.plays import BoardResult, Submission, SubmitResult, validated
+from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SessionItem, session_keys
 from dynamo.submissions import SubmissionRecord, fingerprint, record_of, replay, submission_key
 from dynamo.table import Db, batch_get, now, parse, serialize
@@ -37,6 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["submit_score"]
 
 MAX_ATTEMPTS = 12
+_RACED = {"ConditionalCheckFailed", "TransactionConflict"}
+_THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded"}
+"""Cancellation reasons (besides the roles' own conditions) that may pass on a retry."""
 _BACKOFF_BASE = 0.005
 _BACKOFF_CAP = 0.25
 
@@ -49,16 +60,31 @@ class _Target:
 
 
 class _Retry(Exception):
-    """The transaction lost a race; read again and retry."""
+    """The transaction was cancelled, having written nothing: it lost a race (or was
+    throttled); read again and retry."""
+
+    def __init__(self, *, throttled: bool = False) -> None:
+        super().__init__()
+        self.throttled = throttled
 
 
 async def submit_score(
     db: Db, sub: Submission, *, clock: Callable[[], datetime] = now
 ) -> SubmitResult:
-    """Record one play. Raises LeaderboardError for anything the caller got wrong."""
+    """Record one play. Raises LeaderboardError for anything the caller got wrong, and for a
+    database that failed (BACKEND_UNAVAILABLE, or OUTCOME_UNKNOWN when the play may have been
+    recorded all the same)."""
+    try:
+        return await _submit(db, sub, clock)
+    except (BotoCoreError, ClientError) as error:
+        if is_backend_failure(error):
+            raise unavailable() from error
+        raise
+
+
+async def _submit(db: Db, sub: Submission, clock: Callable[[], datetime]) -> SubmitResult:
     sub = validated(sub)
-    at = clock()
-    targets = await _targets(db, sub, at)
+    families = await get_families(db, sub.family_ids) if sub.family_ids else []
     digest = fingerprint(
         player_id=sub.player_id,
         game_id=sub.game_id,
@@ -67,24 +93,31 @@ async def submit_score(
         leaderboard_ids=sub.leaderboard_ids,
         family_ids=sub.family_ids,
     )
-    session_id = new_session_id()
+    throttled = False
     async with db.players.hold(sub.player_id):
+        # The play's time is read in its player's turn, so that one process records a
+        # player's plays in the order of their times (and of their time-sortable ids).
+        at = clock()
+        targets = _targets(sub, families, at)
+        session_id = new_session_id()
         for attempt in range(MAX_ATTEMPTS):
             try:
                 return await _attempt(db, sub, targets, digest, session_id, at, attempt)
-            except _Retry:
+            except _Retry as retry:
+                throttled = retry.throttled
                 delay = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
+    if throttled:
+        raise unavailable(" (throttled)")
     raise LeaderboardError(
         ErrorCode.SUBMISSION_CONFLICT,
         "too many concurrent submissions for this player; nothing was recorded, retry later",
     )
 
 
-async def _targets(db: Db, sub: Submission, at: datetime) -> list[_Target]:
+def _targets(sub: Submission, families: Sequence[FamilyItem | None], at: datetime) -> list[_Target]:
     """The boards of the play: the named ones, then each family's board of the period of ``at``."""
     targets = {b: _Target(b, None) for b in sub.leaderboard_ids}
-    families = await get_families(db, sub.family_ids) if sub.family_ids else []
     for family_id, family in zip(sub.family_ids, families, strict=True):
         if family is None:
             raise LeaderboardError(
@@ -152,13 +185,18 @@ async def _attempt(
         for role, op in entry_write_items(db.table, change):
             add(role, op)
 
-    try:
-        await db.client.transact_write_items(
-            TransactItems=items, ClientRequestToken=f"{session_id}-{attempt}"
-        )
-    except ClientError as error:
-        _raise_for_cancellation(error, roles, sub)
-        raise
+    with watching(session_id) as write:
+        try:
+            await db.client.transact_write_items(
+                TransactItems=items, ClientRequestToken=f"{session_id}-{attempt}"
+            )
+        except (BotoCoreError, ClientError, LeaderboardError) as error:
+            if isinstance(error, ClientError):
+                # A cancellation is DynamoDB's answer for this token: nothing was written.
+                _raise_for_cancellation(error, roles, sub)
+            if write.outcome_unknown:
+                raise outcome_unknown(_unknown_detail(sub, session_id)) from error
+            raise
     return SubmitResult(
         session=session,
         boards=[
@@ -234,9 +272,19 @@ def _put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _unknown_detail(sub: Submission, session_id: str) -> str:
+    if sub.submission_id is not None:
+        return (
+            f" as session {session_id}. Send it again with the same submissionId "
+            f"({sub.submission_id}), which records it at most once"
+        )
+    return f" as session {session_id} of player {sub.player_id}"
+
+
 def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submission) -> None:
     """Turn a cancelled transaction into a domain error, or _Retry when it lost a race (an
-    identical submission that won is then found by the next read and replayed)."""
+    identical submission that won is then found by the next read and replayed) or was
+    throttled."""
     if error.response["Error"]["Code"] != "TransactionCanceledException":
         return
     reasons = error.response.get("CancellationReasons", [])
@@ -253,5 +301,5 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submissio
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_NOT_FOUND, "a leaderboard of this play is gone", "leaderboardIds"
         ) from None
-    if all(code in ("ConditionalCheckFailed", "TransactionConflict") for _, code in failed):
-        raise _Retry from None
+    if all(code in _RACED | _THROTTLED for _, code in failed):
+        raise _Retry(throttled=any(code in _THROTTLED for _, code in failed)) from None

@@ -14,7 +14,8 @@ from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 
-from dynamo.resilience import unavailable
+from dynamo import outcomes
+from dynamo.resilience import outcome_unknown, unavailable
 from dynamo.table import Db
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
@@ -134,20 +135,28 @@ class LeaderboardView(GraphQLView[Context, None]):
         sub_response: web.Response,
     ) -> Any:
         """Run the operation within the request's time budget; past it, answer 503 with
-        BACKEND_UNAVAILABLE rather than keep the client (and a connection) waiting."""
-        try:
-            async with asyncio.timeout(self.deadline):
-                return await super().execute_operation(
-                    request, request_adapter, request_data, context, root_value, sub_response
+        BACKEND_UNAVAILABLE rather than keep the client (and a connection) waiting, or with
+        OUTCOME_UNKNOWN when it was cut off while a write was unconfirmed."""
+        with outcomes.recording() as writes:
+            try:
+                async with asyncio.timeout(self.deadline):
+                    return await super().execute_operation(
+                        request, request_adapter, request_data, context, root_value, sub_response
+                    )
+            except TimeoutError:
+                if self._on_deadline is not None:
+                    self._on_deadline()
+                sub_response.set_status(503)
+                sub_response.headers["Retry-After"] = "1"
+                unconfirmed = [w.label for w in writes if w.outcome_unknown]
+                error = (
+                    outcome_unknown(
+                        f" (the request ran out of time; unconfirmed: {', '.join(unconfirmed)})"
+                    )
+                    if unconfirmed
+                    else unavailable(" (the request ran out of time)")
                 )
-        except TimeoutError:
-            if self._on_deadline is not None:
-                self._on_deadline()
-            sub_response.set_status(503)
-            sub_response.headers["Retry-After"] = "1"
-            return ExecutionResult(
-                data=None, errors=[coded(unavailable(" (the request ran out of time)"))]
-            )
+                return ExecutionResult(data=None, errors=[coded(error)])
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse

@@ -15,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from dynamo import outcomes
 from dynamo.cursors import CursorCodec
 from dynamo.errors import LeaderboardError
 from dynamo.metrics import CallCounter
@@ -39,8 +40,10 @@ Prepare = Callable[[Db], Awaitable[None]]
 
 # Throttling, 5xx answers and dropped connections are retried with jittered backoff, a
 # bounded number of times; a call that still fails counts against the circuit breaker.
+# ``total_max_attempts`` counts the first attempt too (botocore's ``max_attempts`` in a
+# client config counts only the retries).
 _CLIENT_CONFIG = AioConfig(
-    retries={"mode": "standard", "max_attempts": 4},
+    retries={"mode": "standard", "total_max_attempts": 4},
     connect_timeout=1,
     read_timeout=3,
     max_pool_connections=64,
@@ -83,6 +86,7 @@ def create_app(
             app[CALLS] = CallCounter(client)
             app[BREAKER] = CircuitBreaker()
             app[BREAKER].attach(client)
+            outcomes.attach(client)
             if prepare is not None:
                 await prepare(db)
             yield

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from leaderboard.child_processes import free_port
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 from tests.conftest import API_KEYS, Api, _serve
+from tests.scan import scan_items
 
 
 class FakeClock:
@@ -74,11 +77,72 @@ async def fragile(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api
         local.stop()
 
 
+WRITE = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
+    session { id } errors { code } } }"""
+
+
+@dataclass
+class Writer:
+    """Plays of one player sent one after another, each with its own submissionId, while the
+    database comes and goes; what each got back is kept."""
+
+    api: Api
+    player: str
+    plays: list[tuple[int, str, str]] = field(default_factory=list)
+    """(score, submissionId, the session id or the error code)"""
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def play(self, score: int, submission_id: str) -> str:
+        response = await self.api.http.post(
+            "/graphql",
+            json={
+                "query": WRITE,
+                "variables": {
+                    "i": {
+                        "playerId": self.player,
+                        "leaderboardId": "b",
+                        "gameId": "g",
+                        "score": score,
+                        "submissionId": submission_id,
+                    }
+                },
+            },
+            headers={"Authorization": f"Bearer {API_KEYS[0]}"},
+        )
+        body = await response.json()
+        payload = (body.get("data") or {}).get("submitScore")
+        if payload and not payload["errors"]:
+            return str(payload["session"]["id"])
+        errors = payload["errors"] if payload else body["errors"]
+        return str(errors[0].get("code") or errors[0]["extensions"]["code"])
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            submission_id = str(uuid.uuid4())
+            score = len(self.plays) + 1
+            result = await self.play(score, submission_id)
+            async with self.changed:
+                self.plays.append((score, submission_id, result))
+                self.changed.notify_all()
+            await asyncio.sleep(0.05)
+
+    async def wait_acknowledged(self, count: int) -> None:
+        async with asyncio.timeout(30), self.changed:
+            await self.changed.wait_for(lambda: self.acknowledged() >= count)
+
+    def acknowledged(self) -> int:
+        return sum(1 for _, _, result in self.plays if result not in _CODES)
+
+
+_CODES = {"BACKEND_UNAVAILABLE", "OUTCOME_UNKNOWN"}
+
+
 async def test_backend_down_fails_fast_and_recovers_by_itself(
     fragile: tuple[Api, DynamoDBLocal],
 ) -> None:
     api, local = fragile
     await api.create_player("ann")
+    await api.create_player("bob")
     await api.create_board("b")
     acknowledged = [(await api.submit("ann", "b", n))["session"]["id"] for n in range(5)]
 
@@ -88,6 +152,14 @@ async def test_backend_down_fails_fast_and_recovers_by_itself(
         )
         return response.status, await response.json()
 
+    # Bob keeps playing throughout; the database goes away in the middle of his run.
+    writer = Writer(api, "bob")
+    stop = asyncio.Event()
+    writing = asyncio.create_task(writer.run(stop))
+    await writer.wait_acknowledged(5)
+    # Stopped with SIGTERM while bob's plays are in flight. (SIGKILL is no fair test of the
+    # service: DynamoDB Local answers a write a few milliseconds before its SQLite commit, and
+    # a kill in that window loses a write it acknowledged, whoever the client.)
     local.stop()
     started = time.monotonic()
     failures: list[str] = []
@@ -131,3 +203,37 @@ async def test_backend_down_fails_fast_and_recovers_by_itself(
     assert sorted(e["node"]["id"] for e in player["sessions"]["edges"]) == sorted(acknowledged)
     assert api.http.app[BREAKER].state == "closed"
     assert (await api.http.get("/healthz")).status == 200
+
+    before = writer.acknowledged()
+    await writer.wait_acknowledged(before + 3)  # bob plays on, with the same service
+    stop.set()
+    await writing
+    results = Counter("ok" if r not in _CODES else r for _, _, r in writer.plays)
+    assert results["BACKEND_UNAVAILABLE"] > 0, results  # refused while it was down
+    await _check_plays(api, writer)
+    # A play whose outcome the service could not know is recorded once when sent again.
+    for n, (score, submission_id, result) in enumerate(writer.plays):
+        if result == "OUTCOME_UNKNOWN":
+            writer.plays[n] = (score, submission_id, await writer.play(score, submission_id))
+    assert writer.acknowledged() == len(writer.plays) - results["BACKEND_UNAVAILABLE"]
+    await _check_plays(api, writer)
+
+
+async def _check_plays(api: Api, writer: Writer) -> None:
+    """The table (read directly) holds every acknowledged play of the writer exactly once,
+    no refused one, and the player's statistics count exactly the plays recorded."""
+    items = await scan_items(api.db)
+    recorded = [
+        (int(i["score"]), i["sessionId"])
+        for i in items
+        if i["pk"] == f"PLAYER#{writer.player}" and i["sk"].startswith("SESSION#")
+    ]
+    sessions = dict(recorded)
+    assert len(sessions) == len(recorded)  # no play twice
+    for score, _, result in writer.plays:
+        if result not in _CODES:
+            assert sessions.get(score) == result, (score, result)
+        elif result == "BACKEND_UNAVAILABLE":
+            assert score not in sessions, score
+    stats = next(i for i in items if (i["pk"], i["sk"]) == (f"PLAYER#{writer.player}", "#METADATA"))
+    assert (stats["gamesPlayed"], stats["lifetimeScore"]) == (len(sessions), sum(sessions))

@@ -1,0 +1,418 @@
+"""Faults between the service and DynamoDB: throttling, 5xx answers, dropped connections and
+delays injected by a proxy (tests/fault_proxy.py) in front of the real DynamoDB Local.
+
+The contract checked on the table itself (read directly, not through the proxy): every
+acknowledged submission is recorded exactly once; a submission refused with any error but
+OUTCOME_UNKNOWN left nothing; an OUTCOME_UNKNOWN one is there at most once, and sending it
+again with the same submissionId records it exactly once. The players' statistics, entries and
+entry counts always agree with the sessions recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aioboto3
+import pytest
+from botocore.retries.standard import ExponentialBackoff
+
+from dynamo.cursors import CursorCodec
+from dynamo.submit import MAX_ATTEMPTS
+from dynamo.table import Db
+from leaderboard.config import Settings
+from tests.conftest import API_KEYS, LOCAL_CREDENTIALS, Api, _serve
+from tests.fault_proxy import Fault, FaultProxy, Rule
+from tests.scan import scan_items
+
+ATTEMPTS = 4
+"""botocore's attempts per call in the service's client config, the first one included."""
+TRANSACT = "TransactWriteItems"
+PLAYERS = [f"p{n}" for n in range(5)]
+BEST, TOTAL = "best", "total"
+
+SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
+    duplicate session { id } errors { code message } } }"""
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's standard backoff (up to 1, 2 and 4 s) scaled down a hundred times: the same
+    attempts and jitter, in milliseconds, so that the file runs in seconds."""
+    original = ExponentialBackoff.delay_amount
+
+    def quicker(self: ExponentialBackoff, context: Any) -> float:
+        return float(original(self, context)) / 100
+
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", quicker)
+
+
+@pytest.fixture
+async def proxy(dynamodb_endpoint: str) -> AsyncIterator[FaultProxy]:
+    faults = FaultProxy(dynamodb_endpoint, seed=20261121)
+    await faults.start()
+    try:
+        yield faults
+    finally:
+        await faults.close()
+
+
+@pytest.fixture
+async def api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
+    """The service, talking to DynamoDB through the proxy."""
+    async with _serve(replace(settings, endpoint_url=proxy.url), None) as served:
+        yield served
+
+
+@pytest.fixture
+async def direct(settings: Settings) -> AsyncIterator[Db]:
+    """The same table, straight from DynamoDB Local (no proxy)."""
+    async with aioboto3.Session().client(
+        "dynamodb",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=LOCAL_CREDENTIALS[0],
+        aws_secret_access_key=LOCAL_CREDENTIALS[1],
+    ) as client:
+        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+
+
+@dataclass
+class Outcome:
+    player: str
+    score: int
+    submission_id: str | None
+    status: int
+    session_id: str | None = None
+    """Set when the submission was acknowledged."""
+    code: str | None = None
+    """The error's code when it was not."""
+    message: str = ""
+    duplicate: bool = False
+
+
+async def post(api: Api, query: str, variables: dict[str, Any] | None = None) -> Any:
+    response = await api.http.post(
+        "/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {API_KEYS[0]}"},
+    )
+    return response.status, await response.json()
+
+
+async def submit(api: Api, player: str, score: int, submission_id: str | None) -> Outcome:
+    play: dict[str, Any] = {
+        "playerId": player,
+        "leaderboardIds": [BEST, TOTAL],
+        "gameId": "g",
+        "score": score,
+    }
+    if submission_id is not None:
+        play["submissionId"] = submission_id
+    status, body = await post(api, SUBMIT, {"i": play})
+    outcome = Outcome(player, score, submission_id, status)
+    payload = (body.get("data") or {}).get("submitScore")
+    errors = payload["errors"] if payload else body["errors"]
+    if payload and not errors:
+        assert status == 200
+        outcome.session_id = payload["session"]["id"]
+        outcome.duplicate = payload["duplicate"]
+    else:
+        error = errors[0]
+        outcome.code = error.get("code") or error["extensions"]["code"]
+        outcome.message = error["message"]
+    return outcome
+
+
+async def prepare(api: Api) -> None:
+    for player in PLAYERS:
+        await api.create_player(player)
+    await api.create_board(BEST)
+    await api.create_board(TOTAL, operator="INCREMENT", scoreWidth=12)
+
+
+async def check_table(db: Db, outcomes: list[Outcome]) -> dict[tuple[str, int], str]:
+    """Assert the contract on the table; returns the recorded plays' session ids."""
+    items = await scan_items(db)
+    sessions = [i for i in items if i["sk"].startswith("SESSION#")]
+    counted = Counter((s["playerId"], int(s["score"])) for s in sessions)
+    assert all(n == 1 for n in counted.values()), counted
+    recorded = {(s["playerId"], int(s["score"])): s["sessionId"] for s in sessions}
+    acknowledged = {o.session_id for o in outcomes}
+    for o in outcomes:
+        play = (o.player, o.score)
+        if o.session_id is not None:
+            assert recorded.get(play) == o.session_id, o
+        elif o.code != "OUTCOME_UNKNOWN":
+            assert play not in recorded, o
+        elif play in recorded and recorded[play] not in acknowledged:
+            # Recorded by the unconfirmed write itself: under the session the error named.
+            assert recorded[play] in o.message, o
+
+    by_key = {(i["pk"], i["sk"]): i for i in items}
+    plays = {p: [score for (q, score) in recorded if q == p] for p in PLAYERS}
+    for player, scores in plays.items():
+        stats = by_key[f"PLAYER#{player}", "#METADATA"]
+        assert (stats["gamesPlayed"], stats["lifetimeScore"]) == (len(scores), sum(scores))
+        for board, expected in ((BEST, max(scores, default=None)), (TOTAL, sum(scores))):
+            guard = by_key.get((f"PLAYER#{player}", f"ENTRY#{board}"))
+            listed = [
+                i
+                for i in items
+                if i["pk"] == f"LEADERBOARD#{board}"
+                and i["sk"].startswith("SCORE#")
+                and i["playerId"] == player
+            ]
+            if not scores:
+                assert guard is None
+                assert listed == []
+                continue
+            assert guard is not None
+            assert guard["score"] == expected
+            assert [i["score"] for i in listed] == [expected]
+    for board in (BEST, TOTAL):
+        meta = by_key[f"LEADERBOARD#{board}", "#METADATA"]
+        assert meta["entryCount"] == sum(1 for scores in plays.values() if scores)
+    return recorded
+
+
+def plays(rounds: int) -> list[tuple[str, int, str | None]]:
+    """Distinct scores per player, every other one with a submissionId."""
+    return [
+        (player, 1000 * n + p + 1, str(uuid.uuid4()) if (n + p) % 2 else None)
+        for n in range(rounds)
+        for p, player in enumerate(PLAYERS)
+    ]
+
+
+async def settle(api: Api, db: Db, outcomes: list[Outcome]) -> list[Outcome]:
+    """Check the table, send every OUTCOME_UNKNOWN submission that has a submissionId again,
+    and check again: each is then recorded exactly once."""
+    await check_table(db, outcomes)
+    unknown = [o for o in outcomes if o.code == "OUTCOME_UNKNOWN" and o.submission_id]
+    again = [await submit(api, o.player, o.score, o.submission_id) for o in unknown]
+    assert all(a.session_id is not None for a in again), again
+    await check_table(db, outcomes + again)
+    return again
+
+
+MIXES = {
+    # Rates apply to some 35 requests or more, so that each rule surely fires; rarer faults
+    # come on a fixed schedule instead.
+    "throttle": [Rule(Fault.THROTTLE, rate=0.3), Rule(Fault.PROVISIONED, every=5)],
+    "server-errors": [Rule(Fault.SERVER_ERROR, rate=0.3)],
+    "drop-before": [Rule(Fault.DROP_BEFORE, rate=0.3)],
+    "drop-after": [Rule(Fault.DROP_AFTER, TRANSACT, rate=0.5)],
+    "delay": [Rule(Fault.DELAY, rate=0.5, delay=0.05)],
+    "everything": [
+        Rule(Fault.DROP_AFTER, TRANSACT, every=4),
+        Rule(Fault.THROTTLE, every=7),
+        Rule(Fault.SERVER_ERROR, every=9),
+        Rule(Fault.DROP_BEFORE, every=11),
+        Rule(Fault.DELAY, every=5, delay=0.02),
+    ],
+}
+
+
+@pytest.mark.parametrize("mix", MIXES)
+async def test_concurrent_submissions_under_faults_keep_the_contract(
+    api: Api, proxy: FaultProxy, direct: Db, mix: str
+) -> None:
+    await prepare(api)
+    rules = [replace(rule) for rule in MIXES[mix]]
+    proxy.inject(*rules)
+    outcomes = list(
+        await asyncio.gather(*(submit(api, p, s, sid) for p, s, sid in plays(rounds=3)))
+    )
+    proxy.clear()
+    for rule in rules:  # every fault of the mix really happened
+        assert rule.fired > 0, (rule, proxy.injected)
+    acknowledged = [o for o in outcomes if o.session_id is not None]
+    assert len(acknowledged) >= len(outcomes) // 2, outcomes
+    assert all(o.code in (None, "BACKEND_UNAVAILABLE", "OUTCOME_UNKNOWN") for o in outcomes)
+    await settle(api, direct, outcomes)
+
+
+async def test_throttled_reads_are_retried_within_the_budget(api: Api, proxy: FaultProxy) -> None:
+    await api.create_player("ann")
+    query = '{ player(id: "ann") { id } }'
+
+    proxy.inject(Rule(Fault.THROTTLE, "GetItem", times=ATTEMPTS - 1))
+    status, body = await post(api, query)
+    assert (status, body) == (200, {"data": {"player": {"id": "ann"}}})
+    assert proxy.received["GetItem"] == ATTEMPTS
+    assert proxy.faults(Fault.THROTTLE) == ATTEMPTS - 1
+
+    for fault in (Fault.PROVISIONED, Fault.SERVER_ERROR, Fault.DROP_BEFORE):
+        proxy.inject(Rule(fault, "GetItem"))
+        status, body = await post(api, query)
+        assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE", body
+        assert proxy.received["GetItem"] == ATTEMPTS, fault  # the budget, and no more
+        proxy.clear()
+        assert (await post(api, query))[1] == {"data": {"player": {"id": "ann"}}}
+
+
+async def test_a_lost_answer_is_settled_by_the_retry_with_the_same_token(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    await prepare(api)
+    proxy.inject(Rule(Fault.DROP_AFTER, TRANSACT, times=1))
+    outcome = await submit(api, "p0", 10, None)
+    # DynamoDB applied the first attempt; botocore's retry carries the same token and is
+    # answered with success, without applying it again.
+    assert outcome.session_id is not None, outcome
+    assert (proxy.received[TRANSACT], proxy.forwarded[TRANSACT]) == (2, 2)
+    await check_table(direct, [outcome])
+
+
+@pytest.mark.parametrize(
+    "submission_id", ["0b4f3c1e-8a52-4d7e-9f61-2c3a5e7d9b10", None], ids=["submissionId", "none"]
+)
+async def test_a_write_never_confirmed_is_outcome_unknown(
+    api: Api, proxy: FaultProxy, direct: Db, submission_id: str | None
+) -> None:
+    await prepare(api)
+    # Applied by the first attempt; no answer reaches the service, whatever it tries.
+    proxy.inject(Rule(Fault.DROP_AFTER, TRANSACT, times=1), Rule(Fault.THROTTLE, TRANSACT))
+    outcome = await submit(api, "p0", 10, submission_id)
+    assert outcome.code == "OUTCOME_UNKNOWN", outcome
+    assert (proxy.received[TRANSACT], proxy.forwarded[TRANSACT]) == (ATTEMPTS, 1)
+    proxy.clear()
+    recorded = await check_table(direct, [outcome])
+    assert recorded[("p0", 10)] in outcome.message  # the client can look its session up
+    if submission_id is not None:
+        again = await settle(api, direct, [outcome])
+        assert again[0].duplicate is True
+        assert again[0].session_id == recorded[("p0", 10)]
+
+
+REFUSALS = [
+    (Fault.THROTTLE, "BACKEND_UNAVAILABLE"),
+    (Fault.PROVISIONED, "BACKEND_UNAVAILABLE"),
+    # The service cannot tell these from an applied write that lost its answer:
+    (Fault.SERVER_ERROR, "OUTCOME_UNKNOWN"),
+    (Fault.DROP_BEFORE, "OUTCOME_UNKNOWN"),
+]
+
+
+async def test_a_refused_write_leaves_nothing(api: Api, proxy: FaultProxy, direct: Db) -> None:
+    await prepare(api)
+    outcomes = []
+    for player, (fault, code) in zip(PLAYERS, REFUSALS, strict=False):
+        proxy.inject(Rule(fault, TRANSACT))
+        outcome = await submit(api, player, 10, str(uuid.uuid4()))
+        assert (outcome.status, outcome.code) == (200, code), (fault, outcome)
+        assert (proxy.received[TRANSACT], proxy.forwarded[TRANSACT]) == (ATTEMPTS, 0), fault
+        outcomes.append(outcome)
+    proxy.clear()
+    assert await check_table(direct, outcomes) == {}
+    await settle(api, direct, outcomes)
+
+
+@pytest.fixture
+async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
+    """The service with a short request deadline."""
+    async with _serve(
+        replace(settings, endpoint_url=proxy.url, request_deadline=1.5), None
+    ) as served:
+        yield served
+
+
+async def test_a_deadline_during_a_write_is_outcome_unknown(
+    hasty: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    api = hasty
+    await prepare(api)
+    submission_id = str(uuid.uuid4())
+    proxy.inject(Rule(Fault.DELAY, TRANSACT, delay=2.5, times=1))
+    outcome = await submit(api, "p0", 10, submission_id)
+    assert (outcome.status, outcome.code) == (503, "OUTCOME_UNKNOWN"), outcome
+    # The write the service gave up on still reaches DynamoDB, and is applied.
+    await asyncio.wait_for(proxy.wait_forwarded(TRANSACT, 1), 10)
+    recorded = await check_table(direct, [outcome])
+    assert recorded[("p0", 10)] in outcome.message
+    again = await settle(api, direct, [outcome])
+    assert again[0].duplicate is True
+
+    # A request cut off before it wrote anything is plainly BACKEND_UNAVAILABLE.
+    proxy.inject(Rule(Fault.DELAY, "BatchGetItem", delay=2.5, times=1))
+    late = await submit(api, "p1", 20, str(uuid.uuid4()))
+    assert (late.status, late.code) == (503, "BACKEND_UNAVAILABLE"), late
+    assert proxy.received[TRANSACT] == 0
+
+
+CREATE_FAMILY = """mutation($i: CreateLeaderboardFamilyInput!) {
+    createLeaderboardFamily(input: $i) { family { id } errors { code } } }"""
+
+
+async def test_a_creation_whose_answer_was_lost_succeeds_once(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    # createPlayer is a TransactWriteItems (botocore gives it a token), the boards PutItems.
+    proxy.inject(Rule(Fault.DROP_AFTER, TRANSACT, times=1))
+    await api.create_player("ann")
+    assert proxy.received[TRANSACT] == 2
+    proxy.inject(Rule(Fault.DROP_AFTER, "PutItem", times=1))
+    await api.create_board("b")
+    assert proxy.received["PutItem"] == 2
+    proxy.inject(Rule(Fault.DROP_AFTER, "PutItem", times=1))
+    created = await api.gql(CREATE_FAMILY, {"i": {"id": "fam", "name": "f", "period": "DAILY"}})
+    assert created["createLeaderboardFamily"]["errors"] == []
+    assert proxy.received["PutItem"] == 2
+    # Someone else's board of the same id is still refused.
+    again = await api.gql(
+        """mutation { createLeaderboard(input: {id: "b", name: "other", period: GLOBAL}) {
+            errors { code } } }"""
+    )
+    assert again["createLeaderboard"]["errors"] == [{"code": "LEADERBOARD_EXISTS"}]
+    keys = Counter((i["pk"], i["sk"]) for i in await scan_items(direct))
+    assert keys[("PLAYER#ann", "#METADATA")] == 1
+    assert keys[("LEADERBOARD#b", "#METADATA")] == 1
+
+
+async def test_a_creation_never_confirmed_is_outcome_unknown(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    player = """mutation { createPlayer(input: {id: "bob", name: "Bob", email: "b@x.example"}) {
+        errors { code } } }"""
+    board = """mutation { createLeaderboard(input: {id: "c", name: "c", period: GLOBAL}) {
+        errors { code } } }"""
+    for query, operation, exists in (
+        (player, TRANSACT, "PLAYER_EXISTS"),
+        (board, "PutItem", "LEADERBOARD_EXISTS"),
+    ):
+        proxy.inject(Rule(Fault.DROP_AFTER, operation))
+        (unknown,) = (await api.gql(query)).values()
+        assert unknown["errors"] == [{"code": "OUTCOME_UNKNOWN"}]
+        assert proxy.forwarded[operation] == ATTEMPTS
+        proxy.clear()
+        (again,) = (await api.gql(query)).values()
+        assert again["errors"] == [{"code": exists}]  # it had been created, once
+    keys = Counter((i["pk"], i["sk"]) for i in await scan_items(direct))
+    assert keys[("PLAYER#bob", "#METADATA")] == 1
+    assert keys[("LEADERBOARD#c", "#METADATA")] == 1
+
+
+async def test_a_throttled_transaction_is_retried_then_refused(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    await prepare(api)
+    proxy.inject(Rule(Fault.CANCEL_THROTTLED, TRANSACT, times=2))
+    passed = await submit(api, "p0", 10, None)
+    assert passed.session_id is not None, passed
+    assert proxy.received[TRANSACT] == 3
+    proxy.inject(Rule(Fault.CANCEL_THROTTLED, TRANSACT))
+    refused = await submit(api, "p1", 20, str(uuid.uuid4()))
+    assert refused.code == "BACKEND_UNAVAILABLE", refused
+    assert proxy.received[TRANSACT] == MAX_ATTEMPTS  # the submission's own retries
+    await check_table(direct, [passed, refused])
+    _, body = await post(
+        api,
+        """mutation { createPlayer(input: {id: "cy", name: "Cy", email: "c@x.example"}) {
+            errors { code } } }""",
+    )
+    assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE", body
