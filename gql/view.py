@@ -9,17 +9,20 @@ from typing import Any
 
 from aiohttp import web
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import GraphQLError, parse
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
+from strawberry.types.graphql import OperationType
+from strawberry.utils.operation import get_operation_type
 
 from dynamo import outcomes
 from dynamo.resilience import outcome_unknown, unavailable
 from dynamo.table import Db
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
-from gql.schema import schema
+from gql.schema import MAX_TOKENS, schema
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.context import Context
@@ -52,6 +55,19 @@ _MEDIA_TYPE = web.ResponseKey("media_type", str)
 
 JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+def _is_subscription(query: str | None, operation_name: str | None) -> bool:
+    """Whether the operation to run is a subscription; only documents that mention the word
+    are parsed here (within the token limit), and any document that does not parse is left
+    to the execution to report."""
+    if not query or "subscription" not in query:
+        return False
+    try:
+        document = parse(query, max_tokens=MAX_TOKENS)
+        return get_operation_type(document, operation_name) is OperationType.SUBSCRIPTION
+    except (GraphQLError, RuntimeError):
+        return False
 
 
 def _quality(params: list[str]) -> float:
@@ -157,6 +173,27 @@ class LeaderboardView(GraphQLView[Context, None]):
                     else unavailable(" (the request ran out of time)")
                 )
                 return ExecutionResult(data=None, errors=[coded(error)])
+
+    async def execute_single(
+        self,
+        request: web.Request,
+        request_adapter: Any,
+        sub_response: web.Response,
+        context: Context,
+        root_value: None,
+        request_data: Any,
+    ) -> ExecutionResult:
+        """A query or mutation over plain HTTP. A subscription is refused with a 400 naming
+        where it is served: plain HTTP has no way to deliver its events."""
+        if _is_subscription(request_data.query, request_data.operation_name):
+            raise HTTPException(
+                400,
+                "subscriptions are served over WebSocket (graphql-transport-ws) at this URL, "
+                "not over a plain HTTP request",
+            )
+        return await super().execute_single(
+            request, request_adapter, sub_response, context, root_value, request_data
+        )
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse

@@ -1,7 +1,5 @@
-"""Inputs the fuzz tests found the service answering with INTERNAL_SERVER_ERROR or a 500:
-the ones fixed since, as regression tests, and the ones it does not answer as it should yet,
-pinned down as strict xfails and listed in ``KNOWN_CRASHES``. The strategies of the other fuzz
-modules stay clear of exactly those inputs."""
+"""Inputs the fuzz tests found the service answering with INTERNAL_SERVER_ERROR, a 500 or a
+crash, each fixed since and kept here as a regression test."""
 
 from __future__ import annotations
 
@@ -22,12 +20,6 @@ from tests.fuzz.wire import http_request, raw_http
 from tests.fuzz.world import mutate_ok
 from tests.key_grammar import key_violations
 from tests.scan import scan_items
-
-# The service answers INTERNAL_SERVER_ERROR or 500 for these inputs (the strict xfails of
-# this module); the strategies of the other fuzz modules keep to inputs outside them.
-KNOWN_CRASHES = {
-    "subscription over HTTP": "test_subscription_over_http",
-}
 
 
 @pytest.fixture
@@ -127,17 +119,28 @@ async def test_season_days_past_the_calendar(api: Api, days: int) -> None:
     assert _codes(play) == [], play
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a subscription operation sent over HTTP (POST or GET) fails inside execution "
-    "(TypeError: Cannot return null for non-nullable field Subscription.leaderboardChanged): "
-    "INTERNAL_SERVER_ERROR instead of a typed refusal",
-)
-async def test_subscription_over_http(api: Api) -> None:
-    body = await api.raw(
-        'subscription { leaderboardChanged(leaderboardId: "x") { leaderboardId } }'
+SUBSCRIPTION = 'subscription Live { leaderboardChanged(leaderboardId: "x") { leaderboardId } }'
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_a_subscription_over_plain_http_is_refused_with_where_it_is_served(
+    bare: Api, method: str
+) -> None:
+    if method == "POST":
+        response = await bare.http.post("/graphql", json={"query": SUBSCRIPTION})
+    else:
+        response = await bare.http.get("/graphql", params={"query": SUBSCRIPTION})
+    assert response.status == 400
+    assert "served over WebSocket" in await response.text()
+    await assert_alive(bare)
+
+
+async def test_a_query_beside_a_subscription_is_answered(bare: Api) -> None:
+    response = await bare.http.post(
+        "/graphql", json={"query": f"query Q {{ __typename }} {SUBSCRIPTION}", "operationName": "Q"}
     )
-    assert "INTERNAL_SERVER_ERROR" not in _codes(body), body
+    assert response.status == 200
+    assert await response.json() == {"data": {"__typename": "Query"}}
 
 
 NOT_AN_OBJECT = {
@@ -212,12 +215,3 @@ async def test_long_fragment_chain_within_the_token_limit(bare: Api, count: int)
     else:
         assert body["data"] is None
         assert [e["extensions"]["code"] for e in body["errors"]] == ["GRAPHQL_VALIDATION_FAILED"]
-
-
-def test_every_known_crash_is_pinned_by_a_strict_xfail() -> None:
-    """Every test named in KNOWN_CRASHES is defined in this module, as a strict xfail."""
-    for crash, name in KNOWN_CRASHES.items():
-        test = globals().get(name)
-        assert test is not None, crash
-        marks = [m for m in getattr(test, "pytestmark", []) if m.name == "xfail"]
-        assert [m.kwargs.get("strict") for m in marks] == [True], crash

@@ -27,7 +27,6 @@ from tests.fuzz.operations import (
     SUBMIT,
     board_inputs,
     family_inputs,
-    family_safe,
     player_inputs,
     submit_inputs,
 )
@@ -83,7 +82,7 @@ async def test_create_leaderboard_inputs(world: World, value: Any) -> None:
 
 
 @fuzz(60)
-@given(value=family_inputs.filter(family_safe))
+@given(value=family_inputs)
 async def test_create_leaderboard_family_inputs(world: World, value: Any) -> None:
     await _fuzz_mutation(world, "createLeaderboardFamily", CREATE_FAMILY, value)
 

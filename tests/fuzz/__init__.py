@@ -10,6 +10,5 @@ This package holds what the suite shares: the checks on every answer (``answers`
 hypothesis strategies (``inputs`` for values, ``operations`` for GraphQL documents and their
 inputs), the table every fuzz test starts from (``world``), raw HTTP on a socket (``wire``) and
 the service's document limits (``limits``). The tests are in ``tests/test_fuzz_*.py``;
-``tests/test_fuzz_known_crashes.py`` pins down, as strict xfails, the inputs that the service
-does not yet answer that way, and the strategies stay clear of exactly those inputs (see
-``KNOWN_CRASHES`` there)."""
+``tests/test_fuzz_known_crashes.py`` keeps, as regression tests, the inputs the suite once
+found answered with a crash."""
