@@ -62,8 +62,11 @@ test: lint typecheck codegen schema-diff pytest
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
 
-bench: install
-	$(BIN)/python -m bench.access_patterns
+# The whole benchmark (about 12 minutes on two cores, not part of `make test`): access
+# patterns at 1k, 10k and 100k entries, the mixed workload at 1-64 clients against
+# `leaderboard serve` in its own process, and the PNG charts; results in bench/results/.
+bench: install redis
+	$(BIN)/python -m bench
 
 # Rank latency through GraphQL from the Redis rank index and from COUNT at 10k, 100k and 1M
 # entries, and the stream's lag to the index (about ten minutes on two cores).

@@ -1,11 +1,16 @@
 """Latency of every access pattern through HTTP/GraphQL, next to the raw DynamoDB calls it needs.
 
-``python -m bench.access_patterns [--entries 1000 10000] [--requests 200] [--out bench/results]``
+``python -m bench.access_patterns [--entries 1000 10000 100000] [--requests 200]
+[--op-seconds 20] [--out bench/results]``
 
-For each board size the benchmark creates a fresh table in an in-memory DynamoDB Local, loads
-one board with that many players (one play each), serves the real application on a loopback
-TCP port and, operation by operation, alternates a GraphQL request over HTTP with the aioboto3
-calls the same access pattern needs, sent on the application's own DynamoDB client. It reports
+For each board size the benchmark starts a fresh in-memory DynamoDB Local, creates a table,
+loads the main board with that many players (one play each; a quarter of the plays also enter
+a season board and a twentieth a daily board, see :mod:`bench.workload`), serves the real
+application on a loopback TCP port and, operation by operation, alternates a GraphQL request
+over HTTP with the aioboto3 calls the same access pattern needs, sent on the application's own
+DynamoDB client. The operations include the frontend's leaderboard page and profile page
+(``examples/operations/``). An operation too slow for ``--requests`` in ``--op-seconds`` (a
+COUNT rank on a large board) is measured for that long, and at least 10 times. It reports
 p50/p95/p99 latency, the raw p50, their ratio, and the DynamoDB calls of a request, printed as
 Markdown and written to ``access_patterns.json`` and ``access_patterns.md`` in ``--out``.
 
@@ -22,20 +27,29 @@ its raw counterpart), :mod:`bench.measure` (timing and statistics) and :mod:`ben
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bench.items import bulk_items
 from bench.loading import SUBMIT_PATH_MAX
 from bench.measure import BoardResult, OperationResult
-from bench.report import machine_info, report_footer, report_header, write_results
+from bench.report import (
+    machine_info,
+    report_footer,
+    report_header,
+    targets_markdown,
+    write_results,
+)
 from bench.runner import run
 from leaderboard.config import default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 
+DEFAULT_ENTRIES = (1_000, 10_000, 100_000)
+
 __all__ = [
+    "DEFAULT_ENTRIES",
     "SUBMIT_PATH_MAX",
     "BoardResult",
     "OperationResult",
@@ -52,13 +66,23 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         " calls, against an in-memory DynamoDB Local.",
     )
     parser.add_argument(
-        "--entries", type=int, nargs="+", default=[1000, 10000], help="board sizes to load"
+        "--entries",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_ENTRIES),
+        help="board sizes to load, each on a fresh DynamoDB Local",
     )
     parser.add_argument(
         "--requests", type=int, default=200, help="measured requests per operation and size"
     )
     parser.add_argument(
         "--warmup", type=int, default=None, help="unrecorded requests first (default requests/10)"
+    )
+    parser.add_argument(
+        "--op-seconds",
+        type=float,
+        default=20.0,
+        help="time budget of one operation's measured requests (0: none)",
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
@@ -74,27 +98,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark as the command line ``argv`` asks; the exit status."""
     args = _parse(argv)
     started = time.perf_counter()
-    with DynamoDBLocal(default_cache_dir()) as local:
-        machine = machine_info(local)
-        header = report_header(machine, requests=args.requests, warmup=args.warmup)
-        print(header, flush=True)
-        boards = asyncio.run(
-            run(
-                local.endpoint_url,
-                args.entries,
-                requests=args.requests,
-                warmup=args.warmup,
-                seed=args.seed,
+    budget = args.op_seconds or None
+    machine: dict[str, Any] = {}
+    header = ""
+
+    def announce(local: DynamoDBLocal) -> None:
+        nonlocal header
+        if not machine:
+            machine.update(machine_info(local))
+            header = report_header(
+                machine, requests=args.requests, warmup=args.warmup, budget_seconds=budget
             )
-        )
+            print(header, flush=True)
+
+    boards = run(
+        default_cache_dir(),
+        args.entries,
+        requests=args.requests,
+        warmup=args.warmup,
+        budget_seconds=budget,
+        seed=args.seed,
+        on_start=announce,
+    )
     total = time.perf_counter() - started
     footer = report_footer(total)
+    print(targets_markdown(boards) + "\n", flush=True)
     print(footer, flush=True)
 
     settings = {
         "entries": args.entries,
         "requests": args.requests,
         "warmup": args.warmup,
+        "op_seconds": budget,
         "seed": args.seed,
         "submit_path_max": SUBMIT_PATH_MAX,
     }

@@ -1,11 +1,13 @@
 """The table items a submission writes, built directly for the bulk loader and raw calls.
 
-:func:`bulk_items` yields exactly what creating a player and submitting its first play leaves
-in the table, so a board loaded with BatchWriteItem matches one loaded through submit_score.
+:func:`play_items` (and :func:`bulk_items`, for one board) yields exactly what creating a
+player and submitting its first play leaves in the table, so boards loaded with BatchWriteItem
+match boards loaded through submit_score.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +24,7 @@ __all__ = [
     "bulk_items",
     "claim_item",
     "guard_item",
+    "play_items",
     "player_item",
     "score_item",
     "session_item",
@@ -81,19 +84,31 @@ def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
 def bulk_items(
     board: LeaderboardItem, sub: Submission, at: datetime, session_id: str
 ) -> list[dict[str, Any]]:
-    """Every item that creating the player and then submitting ``sub`` as its first play on
-    ``board`` at ``at`` leaves in the table: the player (with the play counted in), its e-mail
-    claim, the session, the entry guard and the Score item (both at version 1, a first entry).
+    """:func:`play_items` for a play on ``board`` alone."""
+    if sub.leaderboard_ids != (board.leaderboard_id,):
+        raise ValueError(f"bulk_items loads plays on {board.leaderboard_id!r} alone: {sub}")
+    return play_items([board], sub, at, session_id)
 
-    ``sub`` must name ``board`` as its only board, and no family or submission id (which
-    would write a submission record); the board's ``entryCount`` is the loader's to set.
+
+def play_items(
+    boards: Sequence[LeaderboardItem], sub: Submission, at: datetime, session_id: str
+) -> list[dict[str, Any]]:
+    """Every item that creating the player and then submitting ``sub`` as its first play at
+    ``at`` leaves in the table: the player (with the play counted in), its e-mail claim, the
+    session (listing every board it entered), and per board the entry guard and the Score item
+    (both at version 1, a first entry).
+
+    ``boards`` are the boards ``sub`` names, in its order; ``sub`` names no family and no
+    submission id (which would write a submission record). The boards' ``entryCount`` is the
+    loader's to set.
     """
     if (
-        sub.leaderboard_ids != (board.leaderboard_id,)
+        sub.leaderboard_ids != tuple(b.leaderboard_id for b in boards)
+        or not boards
         or sub.family_ids
         or sub.submission_id is not None
     ):
-        raise ValueError(f"bulk_items loads plays on {board.leaderboard_id!r} alone: {sub}")
+        raise ValueError(f"play_items loads plays on named boards alone: {sub}")
     player = new_player(sub.player_id, at).model_copy(
         update={"lifetime_score": sub.score, "games_played": 1}
     )
@@ -104,22 +119,19 @@ def bulk_items(
         score=sub.score,
         duration_sec=sub.duration_sec,
         played_at=at,
-        leaderboard_id=board.leaderboard_id,
-        leaderboard_ids=[board.leaderboard_id],
+        leaderboard_id=boards[0].leaderboard_id,
+        leaderboard_ids=[b.leaderboard_id for b in boards],
     )
-    entry = ScoreItem(
-        leaderboard_id=board.leaderboard_id,
-        player_id=sub.player_id,
-        score=sub.score,
-        attained_at=at,
-        session_id=session_id,
-        ttl=board.ttl,
-        version=1,
-    )
-    return [
-        player_item(player),
-        claim_item(player),
-        session_item(session),
-        guard_item(board, entry),
-        score_item(board, entry),
-    ]
+    items = [player_item(player), claim_item(player), session_item(session)]
+    for board in boards:
+        entry = ScoreItem(
+            leaderboard_id=board.leaderboard_id,
+            player_id=sub.player_id,
+            score=sub.score,
+            attained_at=at,
+            session_id=session_id,
+            ttl=board.ttl,
+            version=1,
+        )
+        items += [guard_item(board, entry), score_item(board, entry)]
+    return items

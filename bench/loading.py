@@ -1,7 +1,8 @@
-"""Loading a board: through the real submission path, or in bulk with BatchWriteItem.
+"""Loading boards: through the real submission path, or in bulk with BatchWriteItem.
 
 Boards up to :data:`SUBMIT_PATH_MAX` entries go through createPlayer and submitScore's own code;
 larger ones are written with BatchWriteItem, item for item what the submission path writes.
+A play may enter several boards (one session, an entry on each).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bench.items import bulk_items
+from bench.items import play_items
 from bench.workload import LoadedPlayer, new_player
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import new_session_id
@@ -27,6 +28,8 @@ __all__ = [
     "SUBMIT_PATH_MAX",
     "Loader",
     "batch_write",
+    "load_boards_with_batch_writes",
+    "load_boards_with_submissions",
     "load_with_batch_writes",
     "load_with_submissions",
     "loader_for",
@@ -40,8 +43,10 @@ BATCH_WRITE_LIMIT = 25
 _WRITE_RETRIES = 8
 _CONFLICT_RETRIES = 5
 
-Loader = Callable[[Db, LeaderboardItem, Sequence[Submission]], Awaitable[list[LoadedPlayer]]]
-"""Creates the board, loads its plays and returns the players it now holds."""
+Loader = Callable[
+    [Db, Sequence[LeaderboardItem], Sequence[Submission]], Awaitable[list[LoadedPlayer]]
+]
+"""Creates the boards, loads the plays (each naming some of them) and returns the players."""
 
 
 async def _submit_retrying(db: Db, sub: Submission) -> SubmitResult:
@@ -54,11 +59,12 @@ async def _submit_retrying(db: Db, sub: Submission) -> SubmitResult:
     raise AssertionError("unreachable")
 
 
-async def load_with_submissions(
-    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+async def load_boards_with_submissions(
+    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Submission]
 ) -> list[LoadedPlayer]:
     """createPlayer and submitScore's own code paths, LOAD_CONCURRENCY at a time."""
-    await create_leaderboard(db, board)
+    for board in boards:
+        await create_leaderboard(db, board)
     gate = asyncio.Semaphore(LOAD_CONCURRENCY)
 
     async def one(sub: Submission) -> LoadedPlayer:
@@ -66,10 +72,22 @@ async def load_with_submissions(
             player = await create_player(db, new_player(sub.player_id, now()))
             result = await _submit_retrying(db, sub)
         return LoadedPlayer(
-            player.player_id, player.email, sub.score, result.session.session_id, sub.game_id
+            player.player_id,
+            player.email,
+            sub.score,
+            result.session.session_id,
+            sub.game_id,
+            sub.leaderboard_ids,
         )
 
     return list(await asyncio.gather(*(one(sub) for sub in plays)))
+
+
+async def load_with_submissions(
+    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+) -> list[LoadedPlayer]:
+    """:func:`load_boards_with_submissions` for plays on ``board`` alone."""
+    return await load_boards_with_submissions(db, [board], plays)
 
 
 async def batch_write(db: Db, items: Sequence[dict[str, Any]]) -> None:
@@ -92,17 +110,22 @@ async def batch_write(db: Db, items: Sequence[dict[str, Any]]) -> None:
     await asyncio.gather(*(write(c) for c in chunks))
 
 
-async def load_with_batch_writes(
-    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+async def load_boards_with_batch_writes(
+    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Submission]
 ) -> list[LoadedPlayer]:
-    """The items of :func:`~bench.items.bulk_items` for every play through BatchWriteItem, then
-    the board's entryCount in one UpdateItem."""
-    await create_leaderboard(db, board)
+    """The items of :func:`~bench.items.play_items` for every play through BatchWriteItem,
+    then each board's entryCount in one UpdateItem."""
+    by_id = {b.leaderboard_id: b for b in boards}
+    for board in boards:
+        await create_leaderboard(db, board)
     items: list[dict[str, Any]] = []
     loaded: list[LoadedPlayer] = []
+    entries = dict.fromkeys(by_id, 0)
     for sub in plays:
         session_id = new_session_id()
-        items.extend(bulk_items(board, sub, now(), session_id))
+        items.extend(play_items([by_id[b] for b in sub.leaderboard_ids], sub, now(), session_id))
+        for b in sub.leaderboard_ids:
+            entries[b] += 1
         loaded.append(
             LoadedPlayer(
                 sub.player_id,
@@ -110,22 +133,31 @@ async def load_with_batch_writes(
                 sub.score,
                 session_id,
                 sub.game_id,
+                sub.leaderboard_ids,
             )
         )
     await batch_write(db, items)
-    pk, sk = board_key(board.leaderboard_id)
-    await db.client.update_item(
-        TableName=db.table,
-        Key=serialize({"pk": pk, "sk": sk}),
-        UpdateExpression="SET entryCount = :count",
-        ConditionExpression="attribute_exists(pk)",
-        ExpressionAttributeValues=serialize({":count": len(plays)}),
-    )
+    for board_id, count in entries.items():
+        pk, sk = board_key(board_id)
+        await db.client.update_item(
+            TableName=db.table,
+            Key=serialize({"pk": pk, "sk": sk}),
+            UpdateExpression="SET entryCount = :count",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues=serialize({":count": count}),
+        )
     return loaded
 
 
+async def load_with_batch_writes(
+    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+) -> list[LoadedPlayer]:
+    """:func:`load_boards_with_batch_writes` for plays on ``board`` alone."""
+    return await load_boards_with_batch_writes(db, [board], plays)
+
+
 def loader_for(entries: int) -> tuple[str, Loader]:
-    """The name of the load method for a board of ``entries`` players, and the loader itself."""
+    """The name of the load method for boards of ``entries`` players, and the loader itself."""
     if entries <= SUBMIT_PATH_MAX:
-        return "submit_score", load_with_submissions
-    return "BatchWriteItem", load_with_batch_writes
+        return "submit_score", load_boards_with_submissions
+    return "BatchWriteItem", load_boards_with_batch_writes

@@ -3,22 +3,25 @@ records of an operation and of a whole board."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+from botocore.exceptions import BotoCoreError, ClientError
 
 from bench.operations import Operation
 from bench.stack import API_KEY
 from dynamo.metrics import CallCounter
 
 __all__ = [
+    "FAILURE_PAUSE_SECONDS",
     "BenchError",
     "BoardResult",
     "OperationResult",
@@ -28,6 +31,10 @@ __all__ = [
 ]
 
 
+FAILURE_PAUSE_SECONDS = 3.0
+"""The pause after a failed request: longer than the service's circuit breaker stays open."""
+
+
 @dataclass(frozen=True)
 class OperationResult:
     """The latencies and DynamoDB calls of one operation on one board size."""
@@ -35,6 +42,7 @@ class OperationResult:
     name: str
     query: str
     samples: int
+    """Measured requests (fewer than asked when the operation's time budget ran out)."""
     p50_ms: float
     p95_ms: float
     p99_ms: float
@@ -49,6 +57,11 @@ class OperationResult:
     """The calls of the last raw execution, for comparison."""
     call_patterns: dict[str, int]
     """Every call pattern seen over the measured GraphQL requests, with how often."""
+    budget_limited: bool = False
+    """Whether the time budget cut the measured requests short."""
+    failures: dict[str, int] = field(default_factory=dict)
+    """Iterations that failed (not counted in the samples): by the GraphQL error code of the
+    request, or ``raw <exception>`` for the raw calls."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,8 @@ class BoardResult:
     load_seconds: float
     measure_seconds: float
     operations: list[OperationResult]
+    board_entries: dict[str, int] = field(default_factory=dict)
+    """The entries of each loaded board, the main board (``entries``) first."""
 
 
 def format_calls(calls: Mapping[str, int]) -> str:
@@ -75,6 +90,8 @@ def format_calls(calls: Mapping[str, int]) -> str:
 
 
 def _percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+    if not samples:
+        return 0.0, 0.0, 0.0
     if len(samples) == 1:
         return samples[0], samples[0], samples[0]
     cuts = statistics.quantiles(samples, n=100, method="inclusive")
@@ -83,6 +100,11 @@ def _percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
 
 class BenchError(RuntimeError):
     """A benchmarked request failed or returned something other than what was asked for."""
+
+    def __init__(self, message: str, *, code: str = "BENCH_ERROR") -> None:
+        super().__init__(message)
+        self.code = code
+        """The error's GraphQL code (``extensions.code``), else ``HTTP_<status>``."""
 
 
 async def post_graphql(
@@ -102,7 +124,9 @@ async def post_graphql(
         status = response.status
         body: Any = await response.json()
     if status != 200 or "errors" in body:
-        raise BenchError(f"HTTP {status}: {json.dumps(body)[:500]}")
+        errors = body.get("errors") if isinstance(body, dict) else None
+        code = ((errors or [{}])[0].get("extensions") or {}).get("code") or f"HTTP_{status}"
+        raise BenchError(f"HTTP {status}: {json.dumps(body)[:500]}", code=str(code))
     return body["data"]
 
 
@@ -115,23 +139,60 @@ async def measure(
     rng: random.Random,
     requests: int,
     warmup: int,
+    budget_seconds: float | None = None,
+    min_requests: int = 10,
+    max_failures: int = 3,
 ) -> OperationResult:
     """Alternate GraphQL request and raw calls on the same variables, swapping which goes
-    first on every iteration; the first ``warmup`` iterations are not recorded."""
+    first on every iteration; the first ``warmup`` iterations are not recorded.
+
+    With ``budget_seconds``, an operation too slow for ``requests`` iterations in that time
+    stops early: the warm-up after a fifth of the budget, the measured iterations once the
+    budget is spent and at least ``min_requests`` are recorded.
+
+    A GraphQL request that fails (such as a request over the service's time budget, answered
+    ``BACKEND_UNAVAILABLE``) is counted by its code, and raw calls that fail (a read timeout of
+    the client) by ``raw <exception>``; the iteration is skipped, after a pause that lets a
+    tripped circuit breaker close again. After ``max_failures`` the operation is not measured
+    further."""
     service: list[float] = []
     raw: list[float] = []
     calls: dict[str, int] = {}
     raw_calls: dict[str, int] = {}
     patterns: Counter[str] = Counter()
-    for i in range(warmup + requests):
+    limited = False
+    failures: Counter[str] = Counter()
+    phase_started = time.perf_counter()
+    i = 0
+    while i < warmup + requests:
+        if budget_seconds is not None:
+            spent = time.perf_counter() - phase_started
+            if i < warmup and i > 0 and spent > budget_seconds / 5:
+                i = warmup
+                continue
+            if i >= warmup and len(service) >= min_requests and spent > budget_seconds:
+                limited = True
+                break
+        if i == warmup:
+            phase_started = time.perf_counter()
         variables = op.pick(rng)
         for via_service in (True, False) if i % 2 == 0 else (False, True):
             counter.reset()
             start = time.perf_counter()
             if via_service:
-                data = await post_graphql(http, url, op.query, variables)
+                try:
+                    data = await post_graphql(http, url, op.query, variables)
+                except BenchError as error:
+                    failures[error.code] += 1
+                    await asyncio.sleep(FAILURE_PAUSE_SECONDS)
+                    break
             else:
-                await op.raw(variables)
+                try:
+                    await op.raw(variables)
+                except (BotoCoreError, ClientError) as error:
+                    failures[f"raw {type(error).__name__}"] += 1
+                    await asyncio.sleep(FAILURE_PAUSE_SECONDS)
+                    break
             elapsed = (time.perf_counter() - start) * 1000
             snapshot = counter.snapshot()
             if via_service:
@@ -147,20 +208,25 @@ async def measure(
                 patterns[format_calls(snapshot)] += 1
             else:
                 raw.append(elapsed)
+        if sum(failures.values()) >= max_failures:
+            break
+        i += 1
     p50, p95, p99 = _percentiles(service)
     raw_p50, raw_p95, raw_p99 = _percentiles(raw)
     return OperationResult(
         name=op.name,
         query=op.query,
-        samples=requests,
+        samples=len(service),
         p50_ms=p50,
         p95_ms=p95,
         p99_ms=p99,
         raw_p50_ms=raw_p50,
         raw_p95_ms=raw_p95,
         raw_p99_ms=raw_p99,
-        ratio=p50 / raw_p50,
+        ratio=p50 / raw_p50 if p50 and raw_p50 else 0.0,
         calls=format_calls(calls),
         raw_calls=format_calls(raw_calls),
         call_patterns=dict(patterns.most_common()),
+        budget_limited=limited,
+        failures=dict(failures),
     )

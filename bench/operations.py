@@ -1,5 +1,10 @@
 """The operation catalogue: every benchmarked access pattern as a GraphQL document, how its
-variables are picked, its raw aioboto3 counterpart and a check of the response."""
+variables are picked, its raw aioboto3 counterpart and a check of the response.
+
+Besides one operation per access pattern, two pages as a frontend sends them, with the exact
+documents of ``examples/operations/``: ``LeaderboardPage`` (the top 100 with names and ranks)
+and ``PlayerProfile`` (a player's rank on three boards, best score and last ten sessions).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.documents import example_operation
 from bench.raw_calls import RawCalls
-from bench.workload import GAMES, TOP_N, LoadedPlayer, Variables
+from bench.workload import GAMES, PROFILE_BOARDS, TOP_N, LoadedPlayer, Variables
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.table import Db
 
@@ -44,6 +50,9 @@ def operations(
     lo = int(len(by_score) * 0.45)
     mid = by_score[lo : max(int(len(by_score) * 0.55), lo + 1)]
     top = max(1, entries // 3)
+    # Players on all three boards, for the profile page (every player when the boards were
+    # loaded on the main board alone: their other ranks are null).
+    on_all = [p for p in loaded if p.board_ids == PROFILE_BOARDS] or list(loaded)
 
     def anyone(rng: random.Random) -> LoadedPlayer:
         return rng.choice(loaded)
@@ -62,6 +71,19 @@ def operations(
             lambda d: (
                 len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
                 and all(e["node"]["player"]["name"] for e in _edges(d["leaderboard"]["topScores"]))
+            ),
+        ),
+        Operation(
+            "leaderboard page (LeaderboardPage, first 100)",
+            example_operation("LeaderboardPage"),
+            lambda rng: {"leaderboardId": board_id, "first": TOP_N},
+            raw.leaderboard_page,
+            lambda d: (
+                len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
+                and all(
+                    e["node"]["player"]["name"] and e["node"]["rank"] >= 1
+                    for e in _edges(d["leaderboard"]["topScores"])
+                )
             ),
         ),
         Operation(
@@ -92,7 +114,7 @@ def operations(
             " edges { node { score attainedAt } } } } }",
             lambda rng: {"id": anyone(rng).player_id},
             raw.player_scores,
-            lambda d: len(_edges(d["player"]["scores"])) == 1,
+            lambda d: len(_edges(d["player"]["scores"])) >= 1,
         ),
         Operation(
             "player's sessions (first 10)",
@@ -136,6 +158,22 @@ def operations(
             lambda rng: {"id": rng.choice(mid).player_id, "board": board_id},
             raw.rank,
             lambda d: d["player"]["rank"]["total"] == entries,
+        ),
+        Operation(
+            "profile page (PlayerProfile, 3 boards)",
+            example_operation("PlayerProfile"),
+            lambda rng: {
+                "playerId": rng.choice(on_all).player_id,
+                "leaderboardIds": list(PROFILE_BOARDS),
+                "mainLeaderboardId": board_id,
+            },
+            raw.profile_page,
+            lambda d: (
+                len(d["player"]["ranks"]) == len(PROFILE_BOARDS)
+                and d["player"]["ranks"][0]["total"] == entries
+                and d["player"]["bestScore"]["rank"] == d["player"]["ranks"][0]["rank"]
+                and len(_edges(d["player"]["sessions"])) >= 1
+            ),
         ),
         Operation(
             "submitScore",

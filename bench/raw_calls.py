@@ -13,6 +13,7 @@ from bench.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.raw_submit import raw_submit_score
 from bench.workload import TOP_N, Variables
 from dynamo import players, scores, sessions
+from dynamo.entries import entry_key
 from dynamo.leaderboards import LeaderboardItem, SortOrder, board_key
 from dynamo.players import player_key
 from dynamo.scores import SCORE_RANGE_END, board_pk, rank_value
@@ -117,19 +118,9 @@ class RawCalls:
     async def leaderboard(self, v: Variables) -> None:
         await raw_get(self.db, board_key(v["id"]))
 
-    async def rank(self, v: Variables) -> None:
-        player_id, board_id = v["id"], v["board"]
-        await raw_get(self.db, player_key(player_id))
-        best, board = await asyncio.gather(
-            self._best(player_id, board_id), raw_get(self.db, board_key(board_id))
-        )
-        entry = items_of(best)[0]
-        assert board is not None
-        own = rank_value(
-            int(entry["score"]["N"]),
-            int(board["scoreWidth"]["N"]),
-            SortOrder(board["sortOrder"]["S"]),
-        )
+    async def _count_better(self, board_id: str, own: str) -> int:
+        """COUNT of the entries of ``board_id`` with a rank value above ``own``, following
+        LastEvaluatedKey to the end."""
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
             "ExpressionAttributeValues": serialize(
@@ -141,13 +132,66 @@ class RawCalls:
             ),
             "Select": "COUNT",
         }
+        total = 0
         while True:
             response = await raw_query(self.db, **kwargs)
+            total += int(response["Count"])
             last = response.get("LastEvaluatedKey")
             if not last:
-                return
+                return total
             kwargs["ExclusiveStartKey"] = last
+
+    async def rank(self, v: Variables) -> None:
+        player_id, board_id = v["id"], v["board"]
+        await raw_get(self.db, player_key(player_id))
+        best, board = await asyncio.gather(
+            self._best(player_id, board_id), raw_get(self.db, board_key(board_id))
+        )
+        entry = items_of(best)[0]
+        assert board is not None
+        await self._count_better(board_id, _rank_value(board, entry))
+
+    async def leaderboard_page(self, v: Variables) -> None:
+        """The first page of a board: the same calls as :meth:`top_scores` (the ranks of a
+        page from the top follow from the page itself)."""
+        await self.top_scores({"id": v["leaderboardId"]})
+
+    async def profile_page(self, v: Variables) -> None:
+        """The player; then together its entry guards and the boards (the player's standing on
+        each board, the main board's best score among them) and its last ten sessions; then one
+        COUNT per board, concurrently."""
+        player_id, board_ids = v["playerId"], v["leaderboardIds"]
+        await raw_get(self.db, player_key(player_id))
+        guards, boards, _ = await asyncio.gather(
+            raw_batch_get(self.db, [entry_key(player_id, b) for b in board_ids]),
+            raw_batch_get(self.db, [board_key(b) for b in board_ids]),
+            raw_query(
+                self.db,
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues=serialize(
+                    {":pk": sessions.PK.format(player_id=player_id), ":prefix": sessions.SK_PREFIX}
+                ),
+                ScanIndexForward=False,
+                Limit=11,
+            ),
+        )
+        by_id = {b["leaderboardId"]["S"]: b for b in boards}
+        await asyncio.gather(
+            *(
+                self._count_better(
+                    g["leaderboardId"]["S"], _rank_value(by_id[g["leaderboardId"]["S"]], g)
+                )
+                for g in guards
+            )
+        )
 
     async def submit_score(self, v: Variables) -> None:
         """See :func:`~bench.raw_submit.raw_submit_score`."""
         await raw_submit_score(self.db, self.board, v)
+
+
+def _rank_value(board: Any, entry: Any) -> str:
+    """The rank value of a low-level Score item or entry guard on a low-level board item."""
+    return rank_value(
+        int(entry["score"]["N"]), int(board["scoreWidth"]["N"]), SortOrder(board["sortOrder"]["S"])
+    )

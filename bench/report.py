@@ -17,14 +17,32 @@ from bench.stack import dynamodb_local_version
 from leaderboard.embedded import DYNAMODB_LOCAL, DynamoDBLocal
 
 __all__ = [
+    "RSS_TARGET_MB",
+    "TARGET_CLIENTS",
+    "TARGET_P99_MS",
+    "TARGET_RPS",
+    "TOP100_OPERATION",
+    "TOP100_TARGET_RATIO",
     "board_markdown",
     "log",
     "machine_info",
     "machine_lines",
     "report_footer",
     "report_header",
+    "targets_markdown",
     "write_results",
 ]
+
+TOP100_OPERATION = "top 100 with player names"
+TOP100_TARGET_RATIO = 1.3
+"""Target: the top 100 with names at most this many times the raw calls' p50, same run."""
+TARGET_CLIENTS = 32
+TARGET_RPS = 300.0
+"""Target: the mixed workload at TARGET_CLIENTS clients at least this many requests/s ..."""
+TARGET_P99_MS = 250.0
+"""... with a p99 latency at most this."""
+RSS_TARGET_MB = 250.0
+"""Target: the service's peak resident memory at most this many MB (10^6 bytes)."""
 
 
 def log(message: str) -> None:
@@ -54,14 +72,29 @@ def machine_lines(machine: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def report_header(machine: Mapping[str, Any], *, requests: int, warmup: int) -> str:
+def report_header(
+    machine: Mapping[str, Any],
+    *,
+    requests: int,
+    warmup: int,
+    budget_seconds: float | None = None,
+) -> str:
     """The title and set-up of the report, ending in an empty line."""
+    budget = (
+        f" (an operation too slow for that is measured for {budget_seconds:g} s, at least 10"
+        " requests; n says how many)"
+        if budget_seconds
+        else ""
+    )
     return "\n".join(
         [
             "# Access patterns: GraphQL over HTTP vs. raw DynamoDB calls",
             "",
             *machine_lines(machine),
-            f"- {requests} measured requests per operation after {warmup} warm-up;"
+            "- Each board size on its own fresh DynamoDB Local; the main board holds that many"
+            " players, a quarter of them also play on a season board and a twentieth on a daily"
+            " board (the profile page's three boards)",
+            f"- {requests} measured requests per operation after {warmup} warm-up{budget};"
             " service and raw calls alternate on the same variables and the same aioboto3"
             " client; ratio = service p50 / raw p50",
             "",
@@ -71,21 +104,58 @@ def report_header(machine: Mapping[str, Any], *, requests: int, warmup: int) -> 
 
 def board_markdown(board: BoardResult) -> str:
     """The section of one board size: how it was loaded and a table of its operations."""
+    others = ", ".join(
+        f"{board_id} {count:,}" for board_id, count in list(board.board_entries.items())[1:]
+    )
     rows = [
         f"### {board.entries:,} entries",
         "",
-        f"Loaded with {board.load_method} in {board.load_seconds:.1f} s;"
-        f" measured in {board.measure_seconds:.1f} s.",
+        f"Loaded with {board.load_method} in {board.load_seconds:.1f} s"
+        + (f" (other boards: {others})" if others else "")
+        + f"; measured in {board.measure_seconds:.1f} s.",
         "",
-        "| operation | p50 ms | p95 ms | p99 ms | raw p50 ms | ratio | DynamoDB calls |",
-        "|---|--:|--:|--:|--:|--:|---|",
+        "| operation | n | p50 ms | p95 ms | p99 ms | raw p50 ms | ratio | DynamoDB calls |",
+        "|---|--:|--:|--:|--:|--:|--:|---|",
     ]
+    notes: list[str] = []
     for r in board.operations:
-        rows.append(
-            f"| {r.name} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.p99_ms:.2f} |"
-            f" {r.raw_p50_ms:.2f} | {r.ratio:.2f} | {r.calls} |"
-        )
+        failed = sum(r.failures.values())
+        n = f"{r.samples} ({failed} failed)" if failed else str(r.samples)
+        if not r.samples:
+            rows.append(f"| {r.name} | {n} | - | - | - | - | - | {r.calls} |")
+        else:
+            rows.append(
+                f"| {r.name} | {n} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.p99_ms:.2f} |"
+                f" {r.raw_p50_ms:.2f} | {r.ratio:.2f} | {r.calls} |"
+            )
+        if failed:
+            codes = ", ".join(
+                f"{code} \N{MULTIPLICATION SIGN}{k}" for code, k in r.failures.items()
+            )
+            notes.append(f"- {r.name}: {failed} request(s) failed ({codes}).")
+    if notes:
+        rows += ["", *notes]
     return "\n".join(rows)
+
+
+def targets_markdown(boards: Sequence[BoardResult]) -> str:
+    """The "Against the targets" section: the top 100 with names against its raw calls."""
+    lines = ["## Against the targets", ""]
+    for board in boards:
+        found = [r for r in board.operations if r.name == TOP100_OPERATION]
+        if not found:
+            continue
+        r = found[0]
+        if not r.samples:
+            lines.append(f"- Top 100 with names at {board.entries:,} entries: failed")
+            continue
+        verdict = "met" if r.ratio <= TOP100_TARGET_RATIO else "NOT met"
+        lines.append(
+            f"- Top 100 with names at {board.entries:,} entries: {r.p50_ms:.1f} ms vs"
+            f" {r.raw_p50_ms:.1f} ms raw ({r.raw_calls}), {r.ratio:.2f}x: {verdict}"
+            f" (target: at most {TOP100_TARGET_RATIO}x)"
+        )
+    return "\n".join(lines)
 
 
 def report_footer(total_seconds: float) -> str:
@@ -114,5 +184,6 @@ def write_results(
     }
     (out / "access_patterns.json").write_text(json.dumps(document, indent=2) + "\n")
     markdown = header + "\n" + "\n\n".join(board_markdown(b) for b in boards)
-    (out / "access_patterns.md").write_text(markdown + "\n\n" + footer + "\n")
+    targets = targets_markdown(boards)
+    (out / "access_patterns.md").write_text(markdown + "\n\n" + targets + "\n\n" + footer + "\n")
     log(f"wrote {out / 'access_patterns.json'} and {out / 'access_patterns.md'}")

@@ -1,0 +1,67 @@
+"""``python -m bench``: the whole benchmark in order (what ``make bench`` runs).
+
+1. :mod:`bench.access_patterns`: every access pattern and the frontend's pages through
+   HTTP/GraphQL next to their raw DynamoDB calls, at 1,000, 10,000 and 100,000 entries, each
+   size on a fresh DynamoDB Local;
+2. :mod:`bench.mixed`: the mixed workload (80% reads, 20% submissions) against
+   ``leaderboard serve`` in its own process at 1, 8, 32 and 64 concurrent clients;
+3. :mod:`bench.charts`: the PNG charts of both.
+
+Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
+request of the mixed workload failed; the parts after a failed one still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bench import access_patterns, charts, mixed
+from bench.report import log
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="The whole benchmark: access patterns, mixed workload, charts.",
+    )
+    parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short smoke run (1,000 and 10,000 entries, 30 requests; 8 s levels)",
+    )
+    args = parser.parse_args(argv)
+    out = ["--out", str(args.out)]
+    patterns_args, mixed_args = list(out), list(out)
+    if args.quick:
+        patterns_args += ["--entries", "1000", "10000", "--requests", "30", "--op-seconds", "5"]
+        mixed_args += ["--duration", "8", "--warmup", "2"]
+    parts: list[tuple[str, Callable[[], int]]] = [
+        ("access patterns", lambda: access_patterns.main(patterns_args)),
+        ("mixed workload", lambda: mixed.main(mixed_args)),
+        ("charts", lambda: charts.main(out)),
+    ]
+    status = 0
+    started = time.perf_counter()
+    for name, part in parts:
+        begun = time.perf_counter()
+        log(f"== {name} ==")
+        try:
+            code = part()
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        log(f"== {name}: exit {code} after {time.perf_counter() - begun:.0f} s ==")
+        status = status or code
+    log(f"== bench: {time.perf_counter() - started:.0f} s in all ==")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
