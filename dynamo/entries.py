@@ -55,6 +55,7 @@ def as_score(entry: EntryItem) -> ScoreItem:
         attained_at=entry.attained_at,
         session_id=entry.session_id,
         ttl=entry.ttl,
+        version=entry.version,
     )
 
 

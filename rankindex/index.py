@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoScriptError
 
 from dynamo import scores
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
@@ -147,14 +148,11 @@ class RankIndex:
         ask, in order; None for an ask without a value whose player has no indexed entry.
         A board the index cannot answer for is left out; None when the index is behind."""
         boards = list(asks)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hget(self._heartbeat, "caughtUpAt")
-            for board in boards:
-                args = [a for player, value in asks[board] for a in (player, value or "")]
-                await self._ranks(
-                    keys=board_keys(self.namespace, board)[:3], args=args, client=pipe
-                )
-            caught_up, *replies = await pipe.execute()
+        try:
+            caught_up, *replies = await self._read_ranks(asks)
+        except NoScriptError:  # a restarted or flushed Redis: load the script once, again
+            await self.redis.script_load(_RANKS_SCRIPT)
+            caught_up, *replies = await self._read_ranks(asks)
         if not self._fresh(caught_up):
             return None
         found: dict[str, list[IndexedRank | None]] = {}
@@ -167,6 +165,19 @@ class RankIndex:
                 for i, (_, value) in enumerate(asks[board])
             ]
         return found
+
+    async def _read_ranks(self, asks: Mapping[str, Sequence[Ask]]) -> list[Any]:
+        """The heartbeat and each board's ranks script in one pipeline. EVALSHA is sent
+        directly: a pipeline running a registered Script would first ask SCRIPT EXISTS, a
+        round trip of its own, every time."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(self._heartbeat, "caughtUpAt")
+            for board, board_asks in asks.items():
+                keys = board_keys(self.namespace, board)[:3]
+                args = [a for player, value in board_asks for a in (player, value or "")]
+                pipe.evalsha(self._ranks.sha, len(keys), *keys, *args)
+            replies: list[Any] = await pipe.execute()
+        return replies
 
     async def listed_before(self, board: LeaderboardItem, entry: ScoreItem) -> int | None:
         """How many entries the board lists before ``entry`` (better, or tied and attained

@@ -43,6 +43,7 @@ class _Loader(DataLoader[K, V | None]):
         super().__init__(max_batch_size=BATCH_GET_LIMIT)
         self.db = db
         self._held: dict[K, V | None] = {}
+        self._asked: set[K] = set()
 
     async def batch_load_fn(self, keys: list[K]) -> list[V | None]:
         found = await self.fetch(keys)
@@ -53,6 +54,14 @@ class _Loader(DataLoader[K, V | None]):
         """One result per key, in key order, None where missing."""
         raise NotImplementedError
 
+    def load(self, key: K) -> asyncio.Future[V | None]:
+        self._asked.add(key)
+        return super().load(key)
+
+    def asked(self, key: K) -> bool:
+        """Whether the key was loaded (or is being loaded) or primed in this request."""
+        return key in self._asked or key in self._held
+
     def prime(self, key: K, value: V | None) -> _Loader[K, V]:
         self._held.setdefault(key, value)
         super().prime(key, value)
@@ -60,6 +69,7 @@ class _Loader(DataLoader[K, V | None]):
 
     def clear(self, key: K) -> _Loader[K, V]:
         self._held.pop(key, None)
+        self._asked.discard(key)
         super().clear(key)
         return self
 
@@ -127,6 +137,19 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         if self.known.get(key) != entry:
             self.known[key] = entry
             self.clear(key)
+
+    async def rank_entry(self, entry: ScoreItem) -> RankInfo | None:
+        """The rank of ``entry`` as the request holds it: the key's rank when it was (or is
+        being) computed from this very entry, else counted again for it."""
+        key = (entry.player_id, entry.leaderboard_id)
+        if not self.asked(key):
+            self.known[key] = entry
+            return await self.load(key)
+        ranked = await self.load(key)
+        if ranked is not None and ranked.entry == entry:
+            return ranked
+        self.know(entry)
+        return await self.load(key)
 
     async def fetch(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
         found = await self.source.indexed([k for k in keys if k not in self.known])

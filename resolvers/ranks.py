@@ -80,8 +80,7 @@ async def resolve_score_rank(
     """The rank of a Score: from its list when it came in one, else from the rank loader."""
     if window is not None:
         return await window.rank(entry)
-    ctx.loaders.rank.know(entry)
-    info = await ctx.loaders.rank.load((entry.player_id, entry.leaderboard_id))
+    info = await ctx.loaders.rank.rank_entry(entry)
     return info.rank if info is not None else None
 
 

@@ -109,3 +109,20 @@ async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api:
     # the two other entries from their guards in one BatchGetItem and the three boards in
     # another, and counts each rank with one COUNT Query.
     assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}
+
+
+async def test_a_profile_counts_each_rank_once(api: Api) -> None:
+    """A best score's rank and the same board's rank in a list of ranks are one count, whether
+    the entry was read by its Score item or by its guard."""
+    await _populate(api, 4, ["a", "b", "c"])
+    api.reset_calls()
+    data = await api.gql(
+        """{ player(id: "p002") {
+             bestScore(leaderboardId: "a") { score rank }
+             ranks(leaderboardIds: ["a", "b", "c"]) { rank } } }"""
+    )
+    player = data["player"]
+    assert player["bestScore"]["rank"] == player["ranks"][0]["rank"]
+    # GetItem: the player. Query: bestScore(a) (AP4), then one COUNT per board. BatchGetItem:
+    # the entries of b and c from their guards, and the three boards.
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}

@@ -187,6 +187,12 @@ async def test_a_rank_in_sync_costs_one_index_round_trip_and_no_entry_read(
         }
         assert api.calls == {"GetItem": 1}, "the player only; the index ranks the entry"
 
+    # A Redis that lost its scripts (restarted, flushed) gets the script again, once.
+    await indexed.index.redis.script_flush()
+    api.reset_calls()
+    ranked = (await api.gql(RANK, {"p": "p3"}))["player"]["rank"]
+    assert (ranked["rank"], api.calls) == (4, {"GetItem": 1})
+
     # The entry itself is read only when asked for.
     api.reset_calls()
     asked = await api.gql(
