@@ -139,9 +139,33 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _number(text: str) -> int | Decimal:
+    try:
+        return int(text)
+    except ValueError:
+        number = Decimal(text)
+        return int(number) if number == number.to_integral_value() else number
+
+
+def _value(value: Mapping[str, Any]) -> Any:
+    """One attribute value; the types items hold are read directly, any other through boto3."""
+    ((tag, raw),) = value.items()
+    if tag == "S" or tag == "BOOL":
+        return raw
+    if tag == "N":
+        return _number(raw)
+    if tag == "M":
+        return {k: _value(v) for k, v in raw.items()}
+    if tag == "L":
+        return [_value(v) for v in raw]
+    if tag == "NULL":
+        return None
+    return _plain(_deserializer.deserialize(value))
+
+
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
     """DynamoDB attribute values to Python values; integral numbers come back as int."""
-    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: _value(v) for k, v in item.items()}
 
 
 def parse(model: type[M], item: Mapping[str, Any]) -> M:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
+from boto3.dynamodb.types import Binary
 
 from dynamo.cursors import CursorCodec, CursorShape
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import validate_email, validate_id
 from dynamo.leaderboards import SortOrder
 from dynamo.scores import rank_value, tie_value
+from dynamo.table import deserialize
 
 
 def test_rank_value_pads_and_orders_like_numbers() -> None:
@@ -72,3 +75,30 @@ def test_cursor_round_trip_and_rejections() -> None:
         with pytest.raises(LeaderboardError) as raised:
             reader.decode(bad, SHAPE)
         assert raised.value.code is ErrorCode.INVALID_CURSOR
+
+
+def test_deserialize_reads_every_attribute_type_as_boto3_does_with_exact_integers() -> None:
+    item = {
+        "s": {"S": "PLAYER#p1"},
+        "int": {"N": "999999999999999"},
+        "float": {"N": "1.5"},
+        "exponent": {"N": "1E+2"},
+        "flag": {"BOOL": False},
+        "none": {"NULL": True},
+        "map": {"M": {"list": {"L": [{"N": "7"}, {"S": "x"}, {"M": {}}]}}},
+        "strings": {"SS": ["a", "b"]},
+        "bytes": {"B": b"\x00\xff"},
+    }
+    plain = deserialize(item)
+    assert plain == {
+        "s": "PLAYER#p1",
+        "int": 999_999_999_999_999,
+        "float": Decimal("1.5"),
+        "exponent": 100,
+        "flag": False,
+        "none": None,
+        "map": {"list": [7, "x", {}]},
+        "strings": {"a", "b"},
+        "bytes": Binary(b"\x00\xff"),
+    }
+    assert (type(plain["int"]), type(plain["exponent"])) == (int, int)
