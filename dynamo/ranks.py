@@ -85,9 +85,13 @@ async def window_ranks(
         _count_between(db, board, _boundary(top), SCORE_RANGE_END),
         _count_between(db, board, score_sk(board, window[0]), _boundary(top)),
     )
-    # with_top counts the first entry and the ties attained before it.
+    # with_top counts the first entry and the ties attained before it; at least the first
+    # entry, which a play between the page's read and these counts may have moved away.
     return ranks_in_window(
-        board, window, better_than_top=better_than_top, listed_before=better_than_top + with_top - 1
+        board,
+        window,
+        better_than_top=better_than_top,
+        listed_before=better_than_top + max(with_top, 1) - 1,
     )
 
 

@@ -121,10 +121,12 @@ class RankSource:
             better = await self.index.better_counts(board, [top])
             listed = await self.index.listed_before(board, top)
             if better is not None and listed is not None:
+                better_than_top = next(iter(better.values()))
+                # Two reads: a change between them must not list the top before its betters.
                 return ranks.ranks_in_window(
                     board,
                     window,
-                    better_than_top=next(iter(better.values())),
-                    listed_before=listed,
+                    better_than_top=better_than_top,
+                    listed_before=max(listed, better_than_top),
                 )
         return await ranks.window_ranks(self.db, board, window, from_top=from_top)

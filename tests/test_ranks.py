@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynamo.leaderboards import SortOrder
+from dynamo.ranks import window_ranks
+from dynamo.scores import ScoreItem
 from tests.boards import oracle, write_board
 from tests.conftest import Api
 
@@ -134,3 +136,20 @@ async def test_players_by_ids_is_one_batch_get_per_hundred(api: Api) -> None:
     data = await api.gql("query($ids: [ID!]!) { players(ids: $ids) { id } }", {"ids": ids})
     assert [p["id"] for p in data["players"]] == ids
     assert api.calls == {"BatchGetItem": 1}
+
+
+async def test_page_ranks_rise_with_the_scores_when_the_first_entry_moved_meanwhile(
+    api: Api,
+) -> None:
+    """A page read just before its first entry's player played again: the counts no longer
+    find that entry, and the ranks still rise with the scores (here exactly as the board
+    stands: a and b above the moved entry's old score, c below)."""
+    board, entries = await write_board(api.db, "moved", [50, 40, 30], SortOrder.DESC)
+    stored = [
+        ScoreItem(
+            leaderboard_id="moved", player_id=e.player_id, score=e.score, attained_at=e.attained_at
+        )
+        for e in entries
+    ]
+    moved = stored[2].model_copy(update={"player_id": "moved", "score": 45})
+    assert await window_ranks(api.db, board, [moved, stored[2]], from_top=False) == [2, 3]
