@@ -7,6 +7,7 @@ are created per request (they cache), never shared between requests.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -35,7 +36,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-class _Loader(DataLoader[K, V | None]):
+class _Loader(DataLoader[K, V | None], ABC):
     """A DataLoader that also tells, without waiting, what it already holds: a resolver whose
     value is at hand answers synchronously, which spares the executor a task per field."""
 
@@ -50,9 +51,9 @@ class _Loader(DataLoader[K, V | None]):
         self._held.update(zip(keys, found, strict=True))
         return found
 
+    @abstractmethod
     async def fetch(self, keys: list[K]) -> list[V | None]:
         """One result per key, in key order, None where missing."""
-        raise NotImplementedError
 
     def load(self, key: K) -> asyncio.Future[V | None]:
         self._asked.add(key)
