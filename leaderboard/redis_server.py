@@ -18,14 +18,20 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-from leaderboard.child_processes import free_port, log_tail, port_is_free, terminate
+from leaderboard.child_processes import (
+    free_port,
+    log_tail,
+    port_is_free,
+    spawn_logged,
+    terminate,
+    wait_started,
+)
 
 __all__ = [
     "FALLBACK_BINARIES",
@@ -40,7 +46,6 @@ FALLBACK_BINARIES: tuple[str, ...] = ("/usr/sbin/redis-server", "/usr/bin/redis-
 _HOST = "127.0.0.1"
 _LOG_NAME = "redis-server.log"
 _SNAPSHOT_NAME = "dump.rdb"
-_LOG_ROTATE_BYTES = 5 << 20
 _POLL_INTERVAL_SECONDS = 0.05
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 30.0
@@ -215,51 +220,35 @@ class EmbeddedRedis:
     def _launch(self, binary: str, port: int) -> None:
         command = self._command(binary, port)
         log_path = self.log_path
-        with log_path.open("ab") as log:
-            if log.tell() > _LOG_ROTATE_BYTES:
-                log.truncate(0)
-            log_start = log.seek(0, os.SEEK_END)
-            shown = " ".join(arg if arg else '""' for arg in command)
-            log.write(f"--- redis-server on port {port}: {shown}\n".encode())
-            log.flush()
-            try:
-                process = subprocess.Popen(
-                    command,
-                    cwd=log_path.parent,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            except OSError as exc:
-                raise RedisServerError(f"could not run {binary}: {exc}") from exc
+        try:
+            process, log_start = spawn_logged(command, log_path, "redis-server", port)
+        except OSError as exc:
+            raise RedisServerError(f"could not run {binary}: {exc}") from exc
         self._process = process
         self._active_port = port
         atexit.register(self.stop)
 
-        deadline = time.monotonic() + self.startup_timeout
-        while True:
-            if process.poll() is not None:
-                tail = log_tail(log_path, log_start)
-                self._process = None
-                if port != self.port and "Address already in use" in tail:
-                    raise _PortTakenError(port)
-                raise RedisServerError(
-                    f"redis-server exited with code {process.returncode} during start-up. "
-                    f"Last lines of {self._log_name()}:\n{tail}"
-                )
-            if _answers_ping(port) and process.poll() is None:
-                return
-            if time.monotonic() >= deadline:
-                tail = log_tail(log_path, log_start)
-                terminate(process, _STOP_TIMEOUT_SECONDS)
-                self._process = None
-                raise RedisServerError(
-                    f"redis-server did not answer PING on {self.url} within "
-                    f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
-                    f"slow machine or for a large snapshot. Last lines of {self._log_name()}:\n"
-                    f"{tail}"
-                )
-            time.sleep(_POLL_INTERVAL_SECONDS)
+        started = wait_started(
+            process, lambda: _answers_ping(port), self.startup_timeout, _POLL_INTERVAL_SECONDS
+        )
+        if started == "ready":
+            return
+        tail = log_tail(log_path, log_start)
+        self._process = None
+        if started == "exited":
+            if port != self.port and "Address already in use" in tail:
+                raise _PortTakenError(port)
+            raise RedisServerError(
+                f"redis-server exited with code {process.returncode} during start-up. "
+                f"Last lines of {self._log_name()}:\n{tail}"
+            )
+        terminate(process, _STOP_TIMEOUT_SECONDS)
+        raise RedisServerError(
+            f"redis-server did not answer PING on {self.url} within "
+            f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
+            f"slow machine or for a large snapshot. Last lines of {self._log_name()}:\n"
+            f"{tail}"
+        )
 
     def _log_name(self) -> str:
         if self._temp_dir is not None:
