@@ -27,6 +27,7 @@ __all__ = [
     "OperationResult",
     "format_calls",
     "measure",
+    "percentiles",
     "post_graphql",
 ]
 
@@ -89,7 +90,8 @@ def format_calls(calls: Mapping[str, int]) -> str:
     )
 
 
-def _percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+    """p50, p95 and p99 (the inclusive method; 0 for no samples)."""
     if not samples:
         return 0.0, 0.0, 0.0
     if len(samples) == 1:
@@ -211,8 +213,8 @@ async def measure(
         if sum(failures.values()) >= max_failures:
             break
         i += 1
-    p50, p95, p99 = _percentiles(service)
-    raw_p50, raw_p95, raw_p99 = _percentiles(raw)
+    p50, p95, p99 = percentiles(service)
+    raw_p50, raw_p95, raw_p99 = percentiles(raw)
     return OperationResult(
         name=op.name,
         query=op.query,

@@ -62,8 +62,10 @@ from redis.asyncio import Redis
 from bench.hotspots import HotspotReport, finish_profile, profile_process
 from bench.loadgen import MIX, WorkerPlan, WorkerResult, run_worker
 from bench.loading import load_boards_with_batch_writes
+from bench.measure import percentiles
 from bench.processes import dynamodb_local_pid, rank_indexer, service_process
 from bench.procstat import MachineTimes, cpu_seconds, machine_times, memory_kib
+from bench.rank_stack import wait_in_sync
 from bench.report import log, machine_info
 from bench.stack import API_KEY, CREDENTIALS, CURSOR_SECRET, REGION
 from bench.workload import PROFILE_BOARDS, LoadedPlayer, new_boards, plays
@@ -73,7 +75,7 @@ from leaderboard.config import default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 from leaderboard.redis_server import EmbeddedRedis
 from rankindex.index import RankIndex
-from rankindex.keys import HEARTBEAT, board_keys
+from rankindex.keys import board_keys
 
 __all__ = [
     "KindStats",
@@ -263,24 +265,6 @@ class Seeded:
     items: int
 
 
-async def _wait_in_sync(redis: Redis, table: str) -> float:
-    """Wait for two fresh ``caughtUpAt`` marks of the projector: a complete pass over the
-    stream that began after this call; the seconds waited."""
-    started = time.perf_counter()
-    heartbeat = HEARTBEAT.format(ns=table)
-    seen = int(time.time() * 1000)
-    for _ in range(2):
-        while True:
-            value = await redis.hget(heartbeat, "caughtUpAt")
-            if value is not None and int(value) > seen:
-                seen = int(value)
-                break
-            if time.perf_counter() - started > SYNC_TIMEOUT_SECONDS:
-                raise RuntimeError("the rank index's projector did not catch up with the stream")
-            await asyncio.sleep(0.05)
-    return time.perf_counter() - started
-
-
 async def _seed(
     endpoint_url: str, table: str, entries: int, redis_url: str | None, rng: random.Random
 ) -> Seeded:
@@ -304,7 +288,7 @@ async def _seed(
                 for board in boards:
                     await index.rebuild(db, board.leaderboard_id)
                 index_seconds = time.perf_counter() - started
-                sync_seconds = await _wait_in_sync(redis, table)
+                sync_seconds = await wait_in_sync(redis, table, SYNC_TIMEOUT_SECONDS)
                 for board in boards:
                     zset = board_keys(table, board.leaderboard_id)[0]
                     held = await redis.zcard(zset)
@@ -326,15 +310,6 @@ async def _seed(
 
 
 # -- measuring -----------------------------------------------------------------------------
-
-
-def _percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
-    if not samples:
-        return 0.0, 0.0, 0.0
-    if len(samples) == 1:
-        return samples[0], samples[0], samples[0]
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return cuts[49], cuts[94], cuts[98]
 
 
 @dataclass(frozen=True)
@@ -476,7 +451,7 @@ def _summarize(
             kind_errors.update(r.errors.get(name, {}))
         errors.update(kind_errors)
         every.extend(latencies)
-        p50, p95, p99 = _percentiles(latencies)
+        p50, p95, p99 = percentiles(latencies)
         kinds.append(
             KindStats(
                 kind=name,
@@ -496,7 +471,7 @@ def _summarize(
     cores["machine"] = machine_after.busy_cores(machine_before)
     ours = sum(v for k, v in cores.items() if k != "machine")
     cores["other"] = max(0.0, cores["machine"] - ours)
-    p50, p95, p99 = _percentiles(every)
+    p50, p95, p99 = percentiles(every)
     requests = len(every) + window_errors
     return LevelResult(
         clients=clients,

@@ -12,8 +12,7 @@ import time
 
 import aiohttp
 
-from bench.measure import BenchError, post_graphql
-from bench.rank_measure import percentiles
+from bench.measure import BenchError, percentiles, post_graphql
 from bench.rank_results import BoardData, LagResult
 from bench.rank_stack import API_KEY, Stack
 from bench.workload import GAMES

@@ -10,13 +10,12 @@ import random
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 from redis.asyncio import Redis
 
-from bench.measure import BenchError, format_calls, post_graphql
+from bench.measure import BenchError, format_calls, percentiles, post_graphql
 from bench.rank_results import BoardData, Contract, RankLatency
 from bench.rank_stack import Stack
 from bench.report import log
@@ -28,21 +27,12 @@ __all__ = [
     "index_lookup",
     "measure_count",
     "measure_index",
-    "percentiles",
     "raw_rank",
 ]
 
 RANK_QUERY = (
     'query Rank($p: ID!) { player(id: $p) { rank(leaderboardId: "%s") { rank total percentile } } }'
 )
-
-
-def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
-    """p50, p95 and p99 (inclusive method, as bench.measure)."""
-    if len(samples) == 1:
-        return samples[0], samples[0], samples[0]
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return cuts[49], cuts[94], cuts[98]
 
 
 async def ask_rank(

@@ -42,7 +42,7 @@ async def bench_size(
         else:
             loaded = await load_direct(stack, entries, options.probes, rng)
         board = loaded.board
-        sync_seconds = await wait_in_sync(stack)
+        sync_seconds = await wait_in_sync(stack.redis, stack.table)
         log(f"[{entries:,}] projector caught up {sync_seconds:.1f} s after the index build")
         used_memory = int((await stack.redis.info("memory"))["used_memory"])
 

@@ -129,19 +129,22 @@ def clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def wait_in_sync(stack: Stack) -> float:
+async def wait_in_sync(
+    redis: Redis, table: str, within_seconds: float = SYNC_TIMEOUT_SECONDS
+) -> float:
     """Wait until the projector has made a complete pass over the stream that started after
-    this call (two ``caughtUpAt`` updates); the seconds waited."""
+    this call (two ``caughtUpAt`` updates); the seconds waited. BenchError past
+    ``within_seconds``."""
     started = time.perf_counter()
-    heartbeat = HEARTBEAT.format(ns=stack.table)
+    heartbeat = HEARTBEAT.format(ns=table)
     seen = clock_ms()
     for _ in range(2):
         while True:
-            value = await stack.redis.hget(heartbeat, "caughtUpAt")
+            value = await redis.hget(heartbeat, "caughtUpAt")
             if value is not None and int(value) > seen:
                 seen = int(value)
                 break
-            if time.perf_counter() - started > SYNC_TIMEOUT_SECONDS:
+            if time.perf_counter() - started > within_seconds:
                 raise BenchError("the projector did not catch up with the stream")
             await asyncio.sleep(0.05)
     return time.perf_counter() - started

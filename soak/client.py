@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -13,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-__all__ = ["UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats", "percentiles"]
+__all__ = ["UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats"]
 
 UNEXPECTED = "unexpected"
 """The error class of every failure the soak does not provoke on purpose."""
@@ -56,16 +55,6 @@ class Stats:
 
     def all_latencies(self) -> list[float]:
         return [x for s in self.ops.values() for x in s.latencies_ms]
-
-
-def percentiles(samples: Sequence[float]) -> tuple[float, float]:
-    """p50 and p99 of ``samples`` (0 for none)."""
-    if not samples:
-        return 0.0, 0.0
-    if len(samples) == 1:
-        return samples[0], samples[0]
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return cuts[49], cuts[98]
 
 
 @dataclass(frozen=True)

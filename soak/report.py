@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.measure import percentiles
 from bench.report import log, machine_lines
-from soak.client import Stats, percentiles
+from soak.client import Stats
 from soak.invariants import Snapshot, Violation
 
 __all__ = ["SoakResult", "markdown", "result_document", "write_results"]
@@ -60,7 +61,7 @@ def _round(x: float) -> float:
 def result_document(result: SoakResult) -> dict[str, Any]:
     """The JSON document of a run."""
     stats = result.stats
-    p50, p99 = percentiles(stats.all_latencies())
+    p50, _, p99 = percentiles(stats.all_latencies())
     return {
         "passed": result.passed,
         "machine": result.machine,
@@ -74,11 +75,12 @@ def result_document(result: SoakResult) -> dict[str, Any]:
             {
                 "name": name,
                 "requests": len(op.latencies_ms),
-                "p50_ms": _round(percentiles(op.latencies_ms)[0]),
-                "p99_ms": _round(percentiles(op.latencies_ms)[1]),
+                "p50_ms": _round(op_p50),
+                "p99_ms": _round(op_p99),
                 "errors": dict(op.errors),
             }
             for name, op in sorted(stats.ops.items())
+            for op_p50, _, op_p99 in [percentiles(op.latencies_ms)]
         ],
         "expected_errors": dict(stats.expected_errors),
         "unexpected_errors": dict(stats.unexpected_errors),

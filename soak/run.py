@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass
 
 import aiohttp
 
+from bench.measure import percentiles
 from bench.report import log
 from bench.stack import API_KEY, served_app
-from soak.client import GraphQLClient, Stats, percentiles
+from soak.client import GraphQLClient, Stats
 from soak.invariants import check, read_table
 from soak.ledger import Ledger
 from soak.report import SoakResult, table_counts
@@ -44,7 +45,7 @@ async def _progress(stats: Stats, started: float, every: float) -> None:
     while True:
         await asyncio.sleep(every)
         elapsed = time.monotonic() - started
-        p50, p99 = percentiles(stats.all_latencies()[-5000:])
+        p50, _, p99 = percentiles(stats.all_latencies()[-5000:])
         unexpected = sum(stats.unexpected_errors.values())
         log(
             f"[{elapsed:5.0f} s] {stats.requests:,} requests ({stats.requests / elapsed:.0f}/s),"
