@@ -86,7 +86,7 @@ def format_calls(calls: Mapping[str, int]) -> str:
         "+".join(
             name if n == 1 else f"{name}\N{MULTIPLICATION SIGN}{n}" for name, n in calls.items()
         )
-        or "-"
+        or "none"
     )
 
 

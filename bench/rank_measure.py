@@ -1,5 +1,5 @@
 """Rank latency measurements of the rank index benchmark: the rank query through GraphQL to the
-index instance (with its raw floor, the ZCOUNT server time and the index's own lookup) and to
+index instance (with its raw floor, the index's own lookup, and the ZCOUNT server time) and to
 the COUNT instance (with the same probes asked of the index instance, the contract), each answer
 checked against the rank computed from the generated scores."""
 
@@ -19,12 +19,10 @@ from bench.measure import BenchError, format_calls, percentiles, post_graphql
 from bench.rank_results import BoardData, Contract, RankLatency
 from bench.rank_stack import Stack
 from bench.report import log
-from dynamo.players import get_player
 
 __all__ = [
     "RANK_QUERY",
     "ask_rank",
-    "index_lookup",
     "measure_count",
     "measure_index",
     "raw_rank",
@@ -101,16 +99,8 @@ async def measure_index(
     after = await _zcount_stats(stack.redis)
     zcalls, zusec = after[0] - before[0], after[1] - before[1]
 
-    lookups: list[float] = []
-    for _ in range(requests):
-        player = rng.choice(board.probes)
-        started = time.perf_counter()
-        await index_lookup(stack, board, player)
-        lookups.append((time.perf_counter() - started) * 1000)
-
     p50, p95, p99 = percentiles(samples)
     raw_p50, _, raw_p99 = percentiles(raw)
-    lookup_p50, _, lookup_p99 = percentiles(lookups)
     return RankLatency(
         source="index",
         requests=requests,
@@ -125,8 +115,6 @@ async def measure_index(
         raw_p99_ms=raw_p99,
         zcount_calls=zcalls,
         zcount_server_us=zusec / zcalls if zcalls else 0.0,
-        lookup_p50_ms=lookup_p50,
-        lookup_p99_ms=lookup_p99,
     )
 
 
@@ -189,14 +177,9 @@ async def measure_count(
 
 
 async def raw_rank(stack: Stack, board: BoardData, player_id: str) -> int:
-    """The calls a rank request makes, sent from the benchmark's process: the player (GetItem),
-    then the index's lookup of the player's indexed entry and its rank (one round trip)."""
-    await get_player(stack.db, player_id)
-    return await index_lookup(stack, board, player_id)
-
-
-async def index_lookup(stack: Stack, board: BoardData, player_id: str) -> int:
-    """The index's answer for the player's entry: :meth:`RankIndex.ranks`, one round trip."""
+    """The calls a rank request makes, sent from the benchmark's process: the index's lookup of
+    the player's entry and its rank (:meth:`RankIndex.ranks`, one round trip). The player is
+    not read: its entry proves it exists."""
     board_id = board.item.leaderboard_id
     found = await stack.index.ranks({board_id: [(player_id, None)]})
     answer = (found or {}).get(board_id, [None])[0]

@@ -53,17 +53,14 @@ class RankLatency:
     """Requests that failed (COUNT only)."""
     raw_p50_ms: float = 0.0
     """The same calls sent from the benchmark's process without HTTP and GraphQL (index only,
-    see raw_rank)."""
+    see raw_rank): RankIndex.ranks, the heartbeat and one script (state, meta, ZSCORE, ZCOUNT,
+    ZCARD) in one round trip."""
     raw_p99_ms: float = 0.0
     zcount_calls: int = 0
     """ZCOUNTs the Redis server ran during the measured requests and their raw counterparts
     (index only)."""
     zcount_server_us: float = 0.0
     """The server's mean time per ZCOUNT over them."""
-    lookup_p50_ms: float = 0.0
-    """RankIndex.ranks (heartbeat and one script: state, meta, ZSCORE, ZCOUNT, ZCARD) timed
-    from the benchmark's process: the index's share of a request (index only)."""
-    lookup_p99_ms: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class Mutation:
             player = await players.create_player(info.context, player_id, input.name, input.email)
         except LeaderboardError as error:
             return CreatePlayerPayload(player=None, errors=user_errors(error))
-        return CreatePlayerPayload(player=Player(item=player), errors=[])
+        return CreatePlayerPayload(player=Player.of(player), errors=[])
 
     @strawberry.mutation(description="Create a leaderboard.")
     async def create_leaderboard(

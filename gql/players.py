@@ -3,64 +3,91 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.types import Info
 
 from dynamo.players import PlayerItem
 from gql.connections import AFTER, FIRST, Connection, connection
+from gql.lookahead import selected_fields
 from gql.scalars import Long
 from gql.scores import Rank, Score
 from gql.sessions import Session
 from resolvers import players
 from resolvers.context import Context
+from resolvers.players import Entrant
 
-__all__ = ["Player"]
+__all__ = ["Player", "rank_boards"]
 
 BOARD = strawberry.argument(description="The board's id.")
+
+_RANK_FIELDS = frozenset({"id", "__typename", "rank", "ranks"})
+"""The fields a player can be resolved for without reading its item (see :func:`rank_boards`)."""
+
+
+def rank_boards(info: Info[Any, Any]) -> list[str]:
+    """The boards of the ``rank(leaderboardId:)`` and ``ranks(leaderboardIds:)`` fields selected
+    below the current field when they and ``id`` are all that is asked of the player; [] when
+    anything else is."""
+    fields = selected_fields(info)
+    if any(f.name not in _RANK_FIELDS for f in fields):
+        return []
+    boards: list[str] = []
+    for field in fields:
+        if field.name == "rank":
+            asked = [field.arguments.get("leaderboardId")]
+        elif field.name == "ranks":
+            asked = field.arguments.get("leaderboardIds") or []
+        else:
+            continue
+        boards += [b for b in asked if isinstance(b, str)]
+    return boards
 
 
 @strawberry.type(description="A player: profile and lifetime statistics.")
 class Player:
-    item: strawberry.Private[PlayerItem]
+    player_id: strawberry.Private[str]
+    item: strawberry.Private[PlayerItem | None]
+    """None for a player known to exist whose item was not read (:meth:`entrant`): then only
+    its id and ranks are selected."""
 
     @strawberry.field(description="The player's id.")
     def id(self) -> strawberry.ID:
-        return strawberry.ID(self.item.player_id)
+        return strawberry.ID(self.player_id)
 
     @strawberry.field(description="Display name.")
     def name(self) -> str:
-        return self.item.name
+        return self._profile().name
 
     @strawberry.field(
         description="Login e-mail address, lower-cased. Private: null unless the request "
         "carries an API key."
     )
     def email(self, info: Info[Context, None]) -> str | None:
-        return self.item.email if info.context.authenticated else None
+        return self._profile().email if info.context.authenticated else None
 
     @strawberry.field(description="Sum of the scores of all the player's sessions, on any board.")
     def lifetime_score(self) -> Long:
-        return Long(self.item.lifetime_score)
+        return Long(self._profile().lifetime_score)
 
     @strawberry.field(description="Number of sessions the player has played.")
     def games_played(self) -> int:
-        return self.item.games_played
+        return self._profile().games_played
 
     @strawberry.field(description="When the player was created.")
     def created_at(self) -> datetime:
-        return self.item.created_at
+        return self._profile().created_at
 
     @strawberry.field(description="When the player's profile or statistics last changed.")
     def updated_at(self) -> datetime:
-        return self.item.updated_at
+        return self._profile().updated_at
 
     @strawberry.field(description="The player's entry on a board, or null if none (AP4).")
     async def best_score(
         self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
     ) -> Score | None:
-        entry = await players.resolve_best_score(info.context, self.item.player_id, leaderboard_id)
+        entry = await players.resolve_best_score(info.context, self.player_id, leaderboard_id)
         return Score(item=entry) if entry else None
 
     @strawberry.field(description="The player's entries on every board, by board id (AP5).")
@@ -70,7 +97,7 @@ class Player:
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Score]:
-        page = await players.resolve_player_scores(info.context, self.item.player_id, first, after)
+        page = await players.resolve_player_scores(info.context, self.player_id, first, after)
         return connection(page, Score.of)
 
     @strawberry.field(description="The player's sessions, newest first (AP6).")
@@ -80,16 +107,14 @@ class Player:
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Session]:
-        page = await players.resolve_player_sessions(
-            info.context, self.item.player_id, first, after
-        )
+        page = await players.resolve_player_sessions(info.context, self.player_id, first, after)
         return connection(page, Session.of)
 
     @strawberry.field(description="The player's rank on a board, or null if no entry (AP10).")
     async def rank(
         self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
     ) -> Rank | None:
-        rank = await players.resolve_rank(info.context, self.item.player_id, leaderboard_id)
+        rank = await players.resolve_rank(info.context, self.player_id, leaderboard_id)
         return Rank.of(rank)
 
     @strawberry.field(
@@ -104,10 +129,18 @@ class Player:
         ],
     ) -> list[Rank | None]:
         found = await players.resolve_ranks(
-            info.context, self.item.player_id, [str(i) for i in leaderboard_ids]
+            info.context, self.player_id, [str(i) for i in leaderboard_ids]
         )
         return [Rank.of(r) for r in found]
 
+    def _profile(self) -> PlayerItem:
+        if self.item is None:
+            raise LookupError(f"player {self.player_id}: a profile field of a player not read")
+        return self.item
+
     @classmethod
-    def of(cls, item: PlayerItem) -> Player:
-        return cls(item=item)
+    def of(cls, found: PlayerItem | Entrant) -> Player:
+        """A player read from the table, or one known to exist without its item."""
+        if isinstance(found, PlayerItem):
+            return cls(player_id=found.player_id, item=found)
+        return cls(player_id=found.player_id, item=None)

@@ -21,7 +21,7 @@ from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
 from gql.limits import limit_rule
 from gql.mutations import Mutation
-from gql.players import Player
+from gql.players import Player, rank_boards
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from gql.subscriptions import Subscription
@@ -50,8 +50,8 @@ class Query:
     async def player(
         self, info: Info[Context, None], id: Annotated[strawberry.ID, ID_ARG]
     ) -> Player | None:
-        item = await players.resolve_player(info.context, id)
-        return Player(item=item) if item else None
+        found = await players.resolve_player(info.context, id, ranked_on=rank_boards(info))
+        return Player.of(found) if found else None
 
     @strawberry.field(
         description="Players by id (at most 100), in the order asked, null where unknown: one "
@@ -63,7 +63,7 @@ class Query:
         ids: Annotated[list[strawberry.ID], strawberry.argument(description="At most 100 ids.")],
     ) -> list[Player | None]:
         found = await players.resolve_players(info.context, [str(i) for i in ids])
-        return [Player(item=p) if p else None for p in found]
+        return [Player.of(p) if p else None for p in found]
 
     @strawberry.field(
         description="A player by login e-mail, case-insensitive (AP2). Private: needs an API key."
@@ -75,7 +75,7 @@ class Query:
     ) -> Player | None:
         require_authenticated(info.context)
         item = await players.resolve_player_by_email(info.context, email)
-        return Player(item=item) if item else None
+        return Player.of(item) if item else None
 
     @strawberry.field(description="A leaderboard by id (AP9).")
     async def leaderboard(

@@ -56,7 +56,7 @@ class Score:
 
         if item is None:
             raise LookupError(f"player {self.item.player_id} of a score is missing")
-        return Player(item=item)
+        return Player.of(item)
 
     @strawberry.field(description="The score.")
     def score(self) -> Long:

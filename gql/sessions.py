@@ -35,7 +35,7 @@ class Session:
         player = await info.context.loaders.player.load(self.item.player_id)
         if player is None:
             raise LookupError(f"player {self.item.player_id} of a session is missing")
-        return Player(item=player)
+        return Player.of(player)
 
     @strawberry.field(description="The game played.")
     def game_id(self) -> strawberry.ID:

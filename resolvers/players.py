@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from dynamo import players, scores, sessions
-from dynamo.ids import new_session_id, validate_email, validate_id, validate_name
+from dynamo.ids import ID_PATTERN, new_session_id, validate_email, validate_id, validate_name
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
-from resolvers.pagination import check_id_list, page_size
+from resolvers.pagination import MAX_IDS, check_id_list, page_size
 
 __all__ = [
+    "Entrant",
     "create_player",
     "resolve_best_score",
     "resolve_player",
@@ -25,8 +29,31 @@ __all__ = [
 ]
 
 
-async def resolve_player(ctx: Context, player_id: str) -> PlayerItem | None:
-    return await ctx.loaders.player.load(validate_id(player_id, "id"))
+@dataclass(frozen=True)
+class Entrant:
+    """A player known to exist because it holds an entry on a board; its item was not read."""
+
+    player_id: str
+
+
+async def resolve_player(
+    ctx: Context, player_id: str, ranked_on: Sequence[str] = ()
+) -> PlayerItem | Entrant | None:
+    """A player by id (AP1).
+
+    ``ranked_on``: the boards of the player's ranks, when they are all a client asks of it.
+    Those ranks are loaded first, and a rank means an entry: an entry is written only in the
+    transaction that updates its player, and players are never deleted, so the player exists
+    and its item is not read. With the rank index in sync the request then reads nothing from
+    the table. Without a rank, the player is read as usual."""
+    player = validate_id(player_id, "id")
+    # Invalid board ids and oversized lists are left to their own fields to report.
+    boards = list(dict.fromkeys(b for b in ranked_on if ID_PATTERN.fullmatch(b)))
+    if 0 < len(boards) <= MAX_IDS:
+        ranks = await ctx.loaders.rank.load_many([(player, b) for b in boards])
+        if any(r is not None for r in ranks):
+            return Entrant(player)
+    return await ctx.loaders.player.load(player)
 
 
 async def resolve_players(ctx: Context, player_ids: list[str]) -> list[PlayerItem | None]:

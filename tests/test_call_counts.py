@@ -126,3 +126,36 @@ async def test_a_profile_counts_each_rank_once(api: Api) -> None:
     # GetItem: the player. Query: bestScore(a) (AP4), then one COUNT per board. BatchGetItem:
     # the entries of b and c from their guards, and the three boards.
     assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}
+
+
+async def test_a_player_asked_only_for_ranks_is_not_read_when_it_holds_an_entry(
+    api: Api,
+) -> None:
+    """An entry proves its player exists: a rank-only query reads the entry, the board and the
+    count, not the player. Without an entry the player is read to tell null from no rank."""
+    await _populate(api, 4, ["a"])
+    await api.create_player("idle")
+    query = """query($p: ID!, $b: ID!) { player(id: $p) { __typename ...R } }
+               fragment R on Player { id rank(leaderboardId: $b) { rank total } }"""
+
+    api.reset_calls()
+    data = await api.gql(query, {"p": "p002", "b": "a"})
+    assert data["player"] == {"__typename": "Player", "id": "p002", "rank": {"rank": 2, "total": 4}}
+    # The entry (AP4) and the board, then one COUNT.
+    assert api.calls == {"GetItem": 1, "Query": 2}
+
+    api.reset_calls()
+    data = await api.gql(query, {"p": "idle", "b": "a"})
+    assert data["player"] == {"__typename": "Player", "id": "idle", "rank": None}
+    # The entry (none) and the board, then the player.
+    assert api.calls == {"GetItem": 2, "Query": 1}
+
+    data = await api.gql(query, {"p": "nobody", "b": "a"})
+    assert data["player"] is None
+
+    result = await api.raw(
+        '{ player(id: "p002") { id bad: rank(leaderboardId: "no spaces") { rank } } }'
+    )
+    assert result["data"]["player"] == {"id": "p002", "bad": None}
+    assert [e["extensions"]["code"] for e in result["errors"]] == ["INVALID_ID"]
+    assert result["errors"][0]["path"] == ["player", "bad"]
