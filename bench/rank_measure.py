@@ -21,23 +21,34 @@ from bench.rank_stack import Stack
 from bench.report import log
 
 __all__ = [
+    "NAMED_RANK_QUERY",
     "RANK_QUERY",
     "ask_rank",
     "measure_count",
     "measure_index",
+    "measure_named",
     "raw_rank",
 ]
 
 RANK_QUERY = (
     'query Rank($p: ID!) { player(id: $p) { rank(leaderboardId: "%s") { rank total percentile } } }'
 )
+NAMED_RANK_QUERY = (
+    "query NamedRank($p: ID!) { player(id: $p) { name"
+    ' rank(leaderboardId: "%s") { rank total percentile } } }'
+)
+"""The rank with something else asked of the player: the player is read too."""
 
 
 async def ask_rank(
-    http: aiohttp.ClientSession, url: str, board: BoardData, player_id: str
+    http: aiohttp.ClientSession,
+    url: str,
+    board: BoardData,
+    player_id: str,
+    query: str = RANK_QUERY,
 ) -> dict[str, Any]:
     data = await post_graphql(
-        http, url, RANK_QUERY % board.item.leaderboard_id, {"p": player_id}, key=None
+        http, url, query % board.item.leaderboard_id, {"p": player_id}, key=None
     )
     rank: dict[str, Any] | None = (data.get("player") or {}).get("rank")
     if rank is None:
@@ -115,6 +126,50 @@ async def measure_index(
         raw_p99_ms=raw_p99,
         zcount_calls=zcalls,
         zcount_server_us=zusec / zcalls if zcalls else 0.0,
+    )
+
+
+async def measure_named(
+    stack: Stack,
+    http: aiohttp.ClientSession,
+    board: BoardData,
+    *,
+    requests: int,
+    warmup: int,
+    rng: random.Random,
+) -> RankLatency:
+    """:data:`NAMED_RANK_QUERY` to the index instance for random probes, one at a time, each
+    rank checked: the rank query of a profile, which reads the player as well."""
+    samples: list[float] = []
+    patterns: Counter[str] = Counter()
+    exact = calls = 0
+    for i in range(warmup + requests):
+        player = rng.choice(board.probes)
+        stack.index_calls.reset()
+        started = time.perf_counter()
+        rank = await ask_rank(http, stack.index_url, board, player, NAMED_RANK_QUERY)
+        elapsed = (time.perf_counter() - started) * 1000
+        if i < warmup:
+            continue
+        samples.append(elapsed)
+        snapshot = stack.index_calls.snapshot()
+        patterns[format_calls(snapshot)] += 1
+        calls += sum(snapshot.values())
+        if rank == board.expected(player):
+            exact += 1
+        else:
+            log(f"  index + name: {player} got {rank}, expected {board.expected(player)}")
+    p50, p95, p99 = percentiles(samples)
+    return RankLatency(
+        source="index + name",
+        requests=requests,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        mean_ms=statistics.fmean(samples),
+        calls=dict(patterns.most_common()),
+        calls_per_request=calls / requests,
+        exact=exact,
     )
 
 

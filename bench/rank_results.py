@@ -37,7 +37,7 @@ class RankLatency:
     """The rank query against one instance of the app on one board size."""
 
     source: str
-    """``index`` or ``COUNT``."""
+    """``index``, ``index + name`` (the player's name asked too) or ``COUNT``."""
     requests: int
     p50_ms: float
     p95_ms: float

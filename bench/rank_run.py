@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from bench.rank_lag import measure_lag
 from bench.rank_loading import load_direct, load_whole
-from bench.rank_measure import measure_count, measure_index
+from bench.rank_measure import measure_count, measure_index, measure_named
 from bench.rank_results import Contract, LagResult, Options, RankLatency, SizeResult
 from bench.rank_stack import rank_stack, wait_in_sync
 from bench.report import log, machine_info
@@ -63,6 +63,11 @@ async def bench_size(
                 f" {index.exact}/{index.requests} exact"
             )
             latencies.append(index)
+            named = await measure_named(
+                stack, http, board, requests=options.requests, warmup=options.warmup, rng=rng
+            )
+            log(f"[{entries:,}] index + name: p50 {named.p50_ms:.2f} ms, p99 {named.p99_ms:.2f} ms")
+            latencies.append(named)
             if count_skipped is None:
                 count, contract = await measure_count(
                     stack,

@@ -16,23 +16,20 @@ from gql.scores import Rank, Score
 from gql.sessions import Session
 from resolvers import players
 from resolvers.context import Context
-from resolvers.players import Entrant
+from resolvers.players import AskedRanks, Entrant
 
-__all__ = ["Player", "rank_boards"]
+__all__ = ["Player", "asked_ranks"]
 
 BOARD = strawberry.argument(description="The board's id.")
 
 _RANK_FIELDS = frozenset({"id", "__typename", "rank", "ranks"})
-"""The fields a player can be resolved for without reading its item (see :func:`rank_boards`)."""
+"""The fields a player can be resolved for without reading its item."""
 
 
-def rank_boards(info: Info[Any, Any]) -> list[str]:
+def asked_ranks(info: Info[Any, Any]) -> AskedRanks:
     """The boards of the ``rank(leaderboardId:)`` and ``ranks(leaderboardIds:)`` fields selected
-    below the current field when they and ``id`` are all that is asked of the player; [] when
-    anything else is."""
+    below the current field, and whether they and ``id`` are all that is asked."""
     fields = selected_fields(info)
-    if any(f.name not in _RANK_FIELDS for f in fields):
-        return []
     boards: list[str] = []
     for field in fields:
         if field.name == "rank":
@@ -42,7 +39,7 @@ def rank_boards(info: Info[Any, Any]) -> list[str]:
         else:
             continue
         boards += [b for b in asked if isinstance(b, str)]
-    return boards
+    return AskedRanks(boards=tuple(boards), only=all(f.name in _RANK_FIELDS for f in fields))
 
 
 @strawberry.type(description="A player: profile and lifetime statistics.")

@@ -21,7 +21,7 @@ from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
 from gql.limits import limit_rule
 from gql.mutations import Mutation
-from gql.players import Player, rank_boards
+from gql.players import Player, asked_ranks
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from gql.subscriptions import Subscription
@@ -50,7 +50,7 @@ class Query:
     async def player(
         self, info: Info[Context, None], id: Annotated[strawberry.ID, ID_ARG]
     ) -> Player | None:
-        found = await players.resolve_player(info.context, id, ranked_on=rank_boards(info))
+        found = await players.resolve_player(info.context, id, asked_ranks(info))
         return Player.of(found) if found else None
 
     @strawberry.field(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from dynamo import players, scores, sessions
 from dynamo.ids import ID_PATTERN, new_session_id, validate_email, validate_id, validate_name
@@ -16,6 +17,7 @@ from resolvers.loaders import RankInfo
 from resolvers.pagination import MAX_IDS, check_id_list, page_size
 
 __all__ = [
+    "AskedRanks",
     "Entrant",
     "create_player",
     "resolve_best_score",
@@ -36,24 +38,44 @@ class Entrant:
     player_id: str
 
 
-async def resolve_player(
-    ctx: Context, player_id: str, ranked_on: Sequence[str] = ()
-) -> PlayerItem | Entrant | None:
-    """A player by id (AP1).
+@dataclass(frozen=True)
+class AskedRanks:
+    """What a client asks of a player's ranks: the boards, and whether ranks (and the id) are
+    all it asks of the player."""
 
-    ``ranked_on``: the boards of the player's ranks, when they are all a client asks of it.
-    Those ranks are loaded first, and a rank means an entry: an entry is written only in the
-    transaction that updates its player, and players are never deleted, so the player exists
-    and its item is not read. With the rank index in sync the request then reads nothing from
-    the table. Without a rank, the player is read as usual."""
+    boards: tuple[str, ...] = ()
+    only: bool = False
+
+
+async def resolve_player(
+    ctx: Context, player_id: str, ranks: AskedRanks = AskedRanks()
+) -> PlayerItem | Entrant | None:
+    """A player by id (AP1), its asked ranks looked up while it is read.
+
+    When ranks are all a client asks of the player, they are looked up first, and a rank
+    means an entry: an entry is written only in the transaction that updates its player, and
+    players are never deleted, so the player exists and its item is not read. With the rank
+    index in sync the request then reads nothing from the table. Without a rank, the player
+    is read to tell an unknown id."""
     player = validate_id(player_id, "id")
     # Invalid board ids and oversized lists are left to their own fields to report.
-    boards = list(dict.fromkeys(b for b in ranked_on if ID_PATTERN.fullmatch(b)))
-    if 0 < len(boards) <= MAX_IDS:
-        ranks = await ctx.loaders.rank.load_many([(player, b) for b in boards])
-        if any(r is not None for r in ranks):
+    boards = list(dict.fromkeys(b for b in ranks.boards if ID_PATTERN.fullmatch(b)))
+    if not 0 < len(boards) <= MAX_IDS:
+        return await ctx.loaders.player.load(player)
+    pending = [ctx.loaders.rank.load((player, b)) for b in boards]
+    for rank in pending:
+        # Their fields await them and report their errors; an unknown player has none.
+        rank.add_done_callback(_retrieved)
+    if ranks.only:
+        found = await asyncio.gather(*pending, return_exceptions=True)
+        if any(isinstance(r, RankInfo) for r in found):
             return Entrant(player)
     return await ctx.loaders.player.load(player)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def resolve_players(ctx: Context, player_ids: list[str]) -> list[PlayerItem | None]:

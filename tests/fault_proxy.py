@@ -13,7 +13,9 @@ fires decides what happens to it:
 - ``DROP_BEFORE``: the connection is closed before anything is forwarded;
 - ``DROP_AFTER``: forwarded, DynamoDB's answer read in full (so the write is done), then the
   connection is closed without an answer: the client cannot tell what happened;
-- ``DELAY``: forwarded after a pause.
+- ``DELAY``: forwarded after a pause;
+- ``HOLD``: forwarded once the rule's ``released`` event is set: a test can see what else is
+  sent while a request is held.
 
 Decisions are deterministic: a rule fires on every ``every``-th request it is asked about, or
 with probability ``rate`` drawn from one ``random.Random(seed)``, and on at most ``times``
@@ -57,6 +59,7 @@ class Fault(StrEnum):
     DROP_BEFORE = "drop_before"
     DROP_AFTER = "drop_after"
     DELAY = "delay"
+    HOLD = "hold"
 
 
 _ERRORS: dict[Fault, tuple[int, str, str]] = {
@@ -87,6 +90,8 @@ class Rule:
     """Fire on at most this many requests; None: no limit."""
     delay: float = 0.0
     """Seconds to wait before forwarding (``DELAY``)."""
+    released: asyncio.Event | None = None
+    """Forward once set (``HOLD``)."""
     asked: int = 0
     fired: int = 0
 
@@ -155,6 +160,11 @@ class FaultProxy:
             n for (op, f), n in self.injected.items() if f is fault and operation in (None, op)
         )
 
+    async def wait_received(self, operation: str, count: int) -> None:
+        """Wait until ``count`` requests of ``operation`` have reached the proxy."""
+        async with self._progress:
+            await self._progress.wait_for(lambda: self.received[operation] >= count)
+
     async def wait_forwarded(self, operation: str, count: int) -> None:
         """Wait until ``count`` requests of ``operation`` have been answered by DynamoDB."""
         async with self._progress:
@@ -173,7 +183,9 @@ class FaultProxy:
         body = await request.read()
         target = request.headers.get("X-Amz-Target", "")
         operation = target.removeprefix(_TARGET_PREFIX)
-        self.received[operation] += 1
+        async with self._progress:
+            self.received[operation] += 1
+            self._progress.notify_all()
         rule = self._choose(operation)
         fault = rule.fault if rule is not None else None
         if fault is not None:
@@ -194,6 +206,10 @@ class FaultProxy:
         if fault is Fault.DELAY:
             assert rule is not None
             await asyncio.sleep(rule.delay)
+        if fault is Fault.HOLD:
+            assert rule is not None
+            assert rule.released is not None
+            await rule.released.wait()
         status, headers, answer = await self._forward(request, body)
         async with self._progress:
             self.forwarded[operation] += 1

@@ -105,26 +105,32 @@ async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api:
     )
     player = data["player"]
     assert player["ra"]["score"] == player["ba"]
-    # GetItem: the player. Then bestScore(a) is one GSI1 Query (AP4); the rank loader reads
-    # the two other entries from their guards in one BatchGetItem and the three boards in
-    # another, and counts each rank with one COUNT Query.
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}
+    # GetItem: the player. Beside it, the rank loader reads the three entries from their
+    # guards in one BatchGetItem (bestScore(a) is then one of them, no AP4 Query) and the
+    # three boards in another, and counts each rank with one COUNT Query.
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 3}
 
 
 async def test_a_profile_counts_each_rank_once(api: Api) -> None:
     """A best score's rank and the same board's rank in a list of ranks are one count, whether
-    the entry was read by its Score item or by its guard."""
+    the entry was read by its guard (beside the player, for its ranks) or by its Score item."""
     await _populate(api, 4, ["a", "b", "c"])
+    fields = """bestScore(leaderboardId: "a") { score rank }
+                ranks(leaderboardIds: ["a", "b", "c"]) { rank }"""
+
     api.reset_calls()
-    data = await api.gql(
-        """{ player(id: "p002") {
-             bestScore(leaderboardId: "a") { score rank }
-             ranks(leaderboardIds: ["a", "b", "c"]) { rank } } }"""
-    )
-    player = data["player"]
+    player = (await api.gql(f'{{ player(id: "p002") {{ {fields} }} }}'))["player"]
     assert player["bestScore"]["rank"] == player["ranks"][0]["rank"]
-    # GetItem: the player. Query: bestScore(a) (AP4), then one COUNT per board. BatchGetItem:
-    # the entries of b and c from their guards, and the three boards.
+    # GetItem: the player. BatchGetItem: the three entries from their guards, and the three
+    # boards. Query: one COUNT per board.
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 3}
+
+    # players(ids) does not look ahead: bestScore(a) reads the Score item (AP4).
+    api.reset_calls()
+    listed = (await api.gql(f'{{ players(ids: ["p002"]) {{ {fields} }} }}'))["players"][0]
+    assert listed == player
+    # GetItem: the player. BatchGetItem: the entries of b and c, and the three boards.
+    # Query: AP4, then one COUNT per board.
     assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}
 
 

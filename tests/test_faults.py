@@ -416,3 +416,30 @@ async def test_a_throttled_transaction_is_retried_then_refused(
             errors { code } } }""",
     )
     assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE", body
+
+
+async def test_a_players_ranks_are_looked_up_while_the_player_is_read(
+    api: Api, proxy: FaultProxy
+) -> None:
+    """A profile asking for the player and its rank does not wait for the player's GetItem to
+    start on the rank: the entry's Query and the board's GetItem go out while the player's
+    GetItem is held at the proxy."""
+    await api.create_player("p")
+    await api.create_board("b")
+    await api.submit("p", "b", 5)
+    release = asyncio.Event()
+    proxy.inject(Rule(Fault.HOLD, "GetItem", released=release))
+    asked = asyncio.create_task(
+        api.gql('{ player(id: "p") { name rank(leaderboardId: "b") { rank total } } }')
+    )
+    try:
+        # The timeout only keeps a failure from hanging: one after the other, the Query would
+        # never be sent while the player's GetItem is held.
+        await asyncio.wait_for(proxy.wait_received("Query", 1), timeout=30)
+        await asyncio.wait_for(proxy.wait_received("GetItem", 2), timeout=30)
+        assert not asked.done()
+    finally:
+        release.set()
+    data = await asked
+    assert data["player"] == {"name": "p", "rank": {"rank": 1, "total": 1}}
+    assert proxy.received == Counter({"GetItem": 2, "Query": 2})
