@@ -10,6 +10,8 @@ import random
 import statistics
 import time
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -62,6 +64,39 @@ async def _zcount_stats(redis: Redis) -> tuple[int, int]:
     return int(zcount.get("calls", 0)), int(zcount.get("usec", 0))
 
 
+@dataclass
+class _Tally:
+    """The measured requests to one instance: their times, their DynamoDB call patterns and how
+    many answered exactly."""
+
+    samples: list[float] = field(default_factory=list)
+    patterns: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    exact: int = 0
+
+    def add(self, elapsed_ms: float, calls: Mapping[str, int], exact: bool) -> None:
+        self.samples.append(elapsed_ms)
+        self.patterns[format_calls(calls)] += 1
+        self.calls += sum(calls.values())
+        self.exact += exact
+
+    def latency(self, source: str, requests: int) -> RankLatency:
+        nan = float("nan")
+        p50, p95, p99 = percentiles(self.samples) if self.samples else (nan, nan, nan)
+        measured = len(self.samples)
+        return RankLatency(
+            source=source,
+            requests=requests,
+            p50_ms=p50,
+            p95_ms=p95,
+            p99_ms=p99,
+            mean_ms=statistics.fmean(self.samples) if measured else nan,
+            calls=dict(self.patterns.most_common()),
+            calls_per_request=self.calls / measured if measured else nan,
+            exact=self.exact,
+        )
+
+
 async def measure_index(
     stack: Stack,
     http: aiohttp.ClientSession,
@@ -74,10 +109,8 @@ async def measure_index(
     """The rank query to the index instance for random probes, one at a time, each answer
     checked; each request alternates with its raw counterpart (:func:`raw_rank`) on the same
     probe, swapping which goes first on every iteration."""
-    samples: list[float] = []
+    tally = _Tally()
     raw: list[float] = []
-    patterns: Counter[str] = Counter()
-    exact = calls = 0
     before = (0, 0)
     for i in range(warmup + requests):
         if i == warmup:
@@ -99,29 +132,15 @@ async def measure_index(
                 if raw_answer != expected["rank"]:
                     raise BenchError(f"raw rank of {player}: {raw_answer}, expected {expected}")
                 continue
-            samples.append(elapsed)
-            snapshot = stack.index_calls.snapshot()
-            patterns[format_calls(snapshot)] += 1
-            calls += sum(snapshot.values())
-            if rank == expected:
-                exact += 1
-            else:
+            tally.add(elapsed, stack.index_calls.snapshot(), rank == expected)
+            if rank != expected:
                 log(f"  index: {player} got {rank}, expected {expected}")
     after = await _zcount_stats(stack.redis)
     zcalls, zusec = after[0] - before[0], after[1] - before[1]
 
-    p50, p95, p99 = percentiles(samples)
     raw_p50, _, raw_p99 = percentiles(raw)
-    return RankLatency(
-        source="index",
-        requests=requests,
-        p50_ms=p50,
-        p95_ms=p95,
-        p99_ms=p99,
-        mean_ms=statistics.fmean(samples),
-        calls=dict(patterns.most_common()),
-        calls_per_request=calls / requests,
-        exact=exact,
+    return replace(
+        tally.latency("index", requests),
         raw_p50_ms=raw_p50,
         raw_p99_ms=raw_p99,
         zcount_calls=zcalls,
@@ -140,37 +159,20 @@ async def measure_named(
 ) -> RankLatency:
     """:data:`NAMED_RANK_QUERY` to the index instance for random probes, one at a time, each
     rank checked: the rank query of a profile, which reads the player as well."""
-    samples: list[float] = []
-    patterns: Counter[str] = Counter()
-    exact = calls = 0
+    tally = _Tally()
     for i in range(warmup + requests):
         player = rng.choice(board.probes)
+        expected = board.expected(player)
         stack.index_calls.reset()
         started = time.perf_counter()
         rank = await ask_rank(http, stack.index_url, board, player, NAMED_RANK_QUERY)
         elapsed = (time.perf_counter() - started) * 1000
         if i < warmup:
             continue
-        samples.append(elapsed)
-        snapshot = stack.index_calls.snapshot()
-        patterns[format_calls(snapshot)] += 1
-        calls += sum(snapshot.values())
-        if rank == board.expected(player):
-            exact += 1
-        else:
-            log(f"  index + name: {player} got {rank}, expected {board.expected(player)}")
-    p50, p95, p99 = percentiles(samples)
-    return RankLatency(
-        source="index + name",
-        requests=requests,
-        p50_ms=p50,
-        p95_ms=p95,
-        p99_ms=p99,
-        mean_ms=statistics.fmean(samples),
-        calls=dict(patterns.most_common()),
-        calls_per_request=calls / requests,
-        exact=exact,
-    )
+        tally.add(elapsed, stack.index_calls.snapshot(), rank == expected)
+        if rank != expected:
+            log(f"  index + name: {player} got {rank}, expected {expected}")
+    return tally.latency("index + name", requests)
 
 
 async def measure_count(
@@ -186,9 +188,8 @@ async def measure_count(
     checked; the index instance is asked for the same probe right after (untimed) and the two
     answers compared. A request that fails (a COUNT over a large board can outlast the app's
     DynamoDB read timeout) is counted, not fatal."""
-    samples: list[float] = []
-    patterns: Counter[str] = Counter()
-    exact = same = both_exact = failed = calls = 0
+    tally = _Tally()
+    same = both_exact = failed = 0
     for i in range(warmup + requests):
         player = rng.choice(board.probes)
         expected = board.expected(player)
@@ -204,31 +205,15 @@ async def measure_count(
         elapsed = (time.perf_counter() - started) * 1000
         if i < warmup:
             continue
-        samples.append(elapsed)
-        snapshot = stack.count_calls.snapshot()
-        patterns[format_calls(snapshot)] += 1
-        calls += sum(snapshot.values())
-        exact += rank == expected
+        tally.add(elapsed, stack.count_calls.snapshot(), rank == expected)
         from_index = await ask_rank(http, stack.index_url, board, player)
         if from_index == rank:
             same += 1
             both_exact += rank == expected
         else:
             log(f"  contract: {player} index {from_index} != COUNT {rank}")
-    p50, p95, p99 = percentiles(samples) if samples else (float("nan"),) * 3
-    latency = RankLatency(
-        source="COUNT",
-        requests=requests,
-        p50_ms=p50,
-        p95_ms=p95,
-        p99_ms=p99,
-        mean_ms=statistics.fmean(samples) if samples else float("nan"),
-        calls=dict(patterns.most_common()),
-        calls_per_request=calls / len(samples) if samples else float("nan"),
-        exact=exact,
-        failed=failed,
-    )
-    return latency, Contract(sample=len(samples), same=same, exact=both_exact)
+    latency = replace(tally.latency("COUNT", requests), failed=failed)
+    return latency, Contract(sample=len(tally.samples), same=same, exact=both_exact)
 
 
 async def raw_rank(stack: Stack, board: BoardData, player_id: str) -> int:
