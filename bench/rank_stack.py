@@ -11,17 +11,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 
-import aioboto3
 from aiobotocore.config import AioConfig
 from aiohttp import web
 from redis.asyncio import Redis
 
 from bench.measure import BenchError
 from bench.stack import CREDENTIALS, CURSOR_SECRET, REGION
-from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
 from dynamo.table import Db, create_table
 from leaderboard.app import CALLS, create_app
+from leaderboard.backend import open_table
 from leaderboard.config import Settings
 from rankindex.index import RankIndex
 from rankindex.keys import HEARTBEAT
@@ -101,20 +100,13 @@ async def rank_stack(endpoint_url: str, redis_url: str, table: str) -> AsyncIter
         async with (
             _serve(with_index) as index_url,
             _serve(count_only) as count_url,
-            aioboto3.Session().client(
-                "dynamodb",
-                endpoint_url=endpoint_url,
-                region_name=REGION,
-                config=_LOADER_CONFIG,
-                aws_access_key_id=CREDENTIALS[0],
-                aws_secret_access_key=CREDENTIALS[1],
-            ) as client,
+            open_table(settings, CREDENTIALS, config=_LOADER_CONFIG) as db,
         ):
             yield Stack(
                 table=table,
                 index_url=index_url,
                 count_url=count_url,
-                db=Db(client=client, table=table, cursors=CursorCodec(CURSOR_SECRET)),
+                db=db,
                 index_calls=with_index[CALLS],
                 count_calls=count_only[CALLS],
                 redis=redis,

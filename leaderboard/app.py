@@ -16,7 +16,6 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from dynamo import outcomes
-from dynamo.cursors import CursorCodec
 from dynamo.errors import LeaderboardError
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
@@ -24,6 +23,7 @@ from dynamo.streams import TableStream
 from dynamo.table import Db, now
 from gql.auth import ApiKeys
 from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, RANK_INDEX, LeaderboardView
+from leaderboard.backend import open_table
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
 from leaderboard.observability import request_context
@@ -73,18 +73,8 @@ def create_app(
     app[BROKER] = Broker()
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
-        session = aioboto3.Session()
-        async with session.client(
-            "dynamodb",
-            endpoint_url=settings.endpoint_url,
-            region_name=settings.region,
-            config=_CLIENT_CONFIG,
-            aws_access_key_id=credentials[0] if credentials else None,
-            aws_secret_access_key=credentials[1] if credentials else None,
-        ) as client:
-            db = Db(
-                client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret)
-            )
+        async with open_table(settings, credentials, config=_CLIENT_CONFIG) as db:
+            client = db.client
             app[DB] = db
             app[CALLS] = CallCounter(client)
             app[BREAKER] = CircuitBreaker()

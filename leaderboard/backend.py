@@ -11,13 +11,19 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import aioboto3
+from aiobotocore.config import AioConfig
+
+from dynamo.cursors import CursorCodec
+from dynamo.table import Db
+from leaderboard.config import Settings
 from leaderboard.embedded import DynamoDBLocal
 
-__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend"]
+__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_table"]
 
 LOCAL_CREDENTIALS = ("local", "local")
 """DynamoDB Local accepts any credentials; these keep the AWS credential chain out of it."""
@@ -79,3 +85,20 @@ def open_backend(
                 )
             finally:
                 (data_dir / _ENDPOINT).unlink(missing_ok=True)
+
+
+@contextlib.asynccontextmanager
+async def open_table(
+    settings: Settings, credentials: tuple[str, str] | None, *, config: AioConfig | None = None
+) -> AsyncIterator[Db]:
+    """The table of ``settings`` through a DynamoDB client of its own, closed on leaving.
+    ``credentials`` override the AWS credential chain (DynamoDB Local accepts any)."""
+    async with aioboto3.Session().client(
+        "dynamodb",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        config=config,
+        aws_access_key_id=credentials[0] if credentials else None,
+        aws_secret_access_key=credentials[1] if credentials else None,
+    ) as client:
+        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))

@@ -8,20 +8,17 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
-import aioboto3
 from aiohttp import web
 
-from dynamo.cursors import CursorCodec
 from dynamo.table import Db, create_table
 from leaderboard import rank_commands
 from leaderboard.app import create_app
-from leaderboard.backend import Backend, open_backend
+from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.graphiql import ensure_graphiql_assets
 from leaderboard.observability import configure_logging
@@ -214,21 +211,8 @@ def _embedded_redis(args: argparse.Namespace) -> EmbeddedRedis:
     return redis
 
 
-@asynccontextmanager
-async def _client(settings: Settings, backend: Backend) -> AsyncIterator[Db]:
-    keys = backend.credentials or (None, None)
-    async with aioboto3.Session().client(
-        "dynamodb",
-        endpoint_url=settings.endpoint_url,
-        region_name=settings.region,
-        aws_access_key_id=keys[0],
-        aws_secret_access_key=keys[1],
-    ) as client:
-        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
-
-
 async def _with_db(settings: Settings, backend: Backend, work: Callable[[Db], Awaitable[T]]) -> T:
-    async with _client(settings, backend) as db:
+    async with open_table(settings, backend.credentials) as db:
         return await work(db)
 
 

@@ -15,12 +15,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from dynamo.cursors import CursorCodec
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
 from dynamo.table import Db, create_table, now
 from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
+from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 from leaderboard.graphiql import ensure_graphiql_assets
@@ -28,7 +28,6 @@ from leaderboard.redis_server import EmbeddedRedis
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
 
-LOCAL_CREDENTIALS = ("local", "local")
 API_KEYS = ("test-key-current", "test-key-next")
 
 
@@ -199,17 +198,9 @@ class Table:
 
 @pytest.fixture
 async def table(settings: Settings) -> AsyncIterator[Table]:
-    session = aioboto3.Session()
-    async with session.client(
-        "dynamodb",
-        endpoint_url=settings.endpoint_url,
-        region_name=settings.region,
-        aws_access_key_id=LOCAL_CREDENTIALS[0],
-        aws_secret_access_key=LOCAL_CREDENTIALS[1],
-    ) as client:
-        await create_table(client, settings.table)
-        db = Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
-        yield Table(db=db, counter=CallCounter(client))
+    async with open_table(settings, LOCAL_CREDENTIALS) as db:
+        await create_table(db.client, db.table)
+        yield Table(db=db, counter=CallCounter(db.client))
 
 
 @pytest.fixture(scope="session")

@@ -27,9 +27,10 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from dynamo.table import Db, create_table
 from gql.view import DEFAULT_QUERY
 from leaderboard.app import create_app
+from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
 from leaderboard.seed import seed
-from tests.conftest import LOCAL_CREDENTIALS, serving_on_loopback
+from tests.conftest import serving_on_loopback
 
 __all__: list[str] = []
 

@@ -17,15 +17,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import aioboto3
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
-from dynamo.cursors import CursorCodec
 from dynamo.submit import MAX_ATTEMPTS
 from dynamo.table import Db
+from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
-from tests.conftest import API_KEYS, LOCAL_CREDENTIALS, Api, _serve
+from tests.conftest import API_KEYS, Api, _serve
 from tests.fault_proxy import Fault, FaultProxy, Rule
 from tests.scan import scan_items
 
@@ -71,14 +70,8 @@ async def api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
 @pytest.fixture
 async def direct(settings: Settings) -> AsyncIterator[Db]:
     """The same table, straight from DynamoDB Local (no proxy)."""
-    async with aioboto3.Session().client(
-        "dynamodb",
-        endpoint_url=settings.endpoint_url,
-        region_name=settings.region,
-        aws_access_key_id=LOCAL_CREDENTIALS[0],
-        aws_secret_access_key=LOCAL_CREDENTIALS[1],
-    ) as client:
-        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+    async with open_table(settings, LOCAL_CREDENTIALS) as db:
+        yield db
 
 
 @dataclass

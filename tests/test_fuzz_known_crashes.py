@@ -11,8 +11,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from leaderboard.app import create_app
+from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
-from tests.conftest import LOCAL_CREDENTIALS, Api, Clock
+from tests.conftest import Api, Clock
 from tests.fuzz.answers import assert_alive
 from tests.fuzz.limits import LONGEST_VALIDATED_CHAIN, MAX_TOKENS, token_count
 from tests.fuzz.operations import CREATE_BOARD, CREATE_FAMILY, CREATE_PLAYER, SUBMIT

@@ -19,8 +19,9 @@ import pytest
 
 from dynamo.table import Db, create_table
 from leaderboard.app import create_app
+from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
-from tests.conftest import LOCAL_CREDENTIALS, serving_on_loopback
+from tests.conftest import serving_on_loopback
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT_SCRIPT = ROOT / "tests" / "http_audit.mjs"
