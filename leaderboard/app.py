@@ -8,7 +8,6 @@ from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 
-import aioboto3
 from aiobotocore.config import AioConfig
 from aiohttp import web
 from botocore.exceptions import BotoCoreError, ClientError
@@ -19,11 +18,10 @@ from dynamo import outcomes
 from dynamo.errors import LeaderboardError
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
-from dynamo.streams import TableStream
 from dynamo.table import Db, now
 from gql.auth import ApiKeys
 from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, RANK_INDEX, LeaderboardView
-from leaderboard.backend import open_table
+from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
 from leaderboard.observability import request_context
@@ -113,16 +111,9 @@ def _rank_index(
         stop = asyncio.Event()
         async with AsyncExitStack() as stack:
             if project:
-                streams = await stack.enter_async_context(
-                    aioboto3.Session().client(
-                        "dynamodbstreams",
-                        endpoint_url=settings.endpoint_url,
-                        region_name=settings.region,
-                        aws_access_key_id=credentials[0] if credentials else None,
-                        aws_secret_access_key=credentials[1] if credentials else None,
-                    )
+                stream = await stack.enter_async_context(
+                    open_stream(settings, credentials, app[DB])
                 )
-                stream = TableStream(app[DB].client, streams, settings.table)
                 task = asyncio.create_task(Projector(stream, index).run(stop))
             yield
             stop.set()

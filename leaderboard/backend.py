@@ -19,11 +19,12 @@ import aioboto3
 from aiobotocore.config import AioConfig
 
 from dynamo.cursors import CursorCodec
+from dynamo.streams import TableStream
 from dynamo.table import Db
 from leaderboard.config import Settings
 from leaderboard.embedded import DynamoDBLocal
 
-__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_table"]
+__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_stream", "open_table"]
 
 LOCAL_CREDENTIALS = ("local", "local")
 """DynamoDB Local accepts any credentials; these keep the AWS credential chain out of it."""
@@ -102,3 +103,19 @@ async def open_table(
         aws_secret_access_key=credentials[1] if credentials else None,
     ) as client:
         yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+
+
+@contextlib.asynccontextmanager
+async def open_stream(
+    settings: Settings, credentials: tuple[str, str] | None, db: Db
+) -> AsyncIterator[TableStream]:
+    """The stream of ``db``'s table, read through a DynamoDB Streams client of its own, closed
+    on leaving."""
+    async with aioboto3.Session().client(
+        "dynamodbstreams",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=credentials[0] if credentials else None,
+        aws_secret_access_key=credentials[1] if credentials else None,
+    ) as streams:
+        yield TableStream(db.client, streams, db.table)

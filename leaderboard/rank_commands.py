@@ -9,13 +9,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-import aioboto3
 from redis.asyncio import Redis
 
-from dynamo.cursors import CursorCodec
 from dynamo.streams import TableStream
 from dynamo.table import Db
-from leaderboard.backend import Backend
+from leaderboard.backend import Backend, open_stream, open_table
 from leaderboard.config import Settings
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
@@ -34,24 +32,13 @@ class _Handles:
 async def _open(settings: Settings, backend: Backend) -> AsyncIterator[_Handles]:
     if not settings.redis_url:
         raise SystemExit("set LEADERBOARD_REDIS_URL to the rank index's Redis")
-    keys = backend.credentials or (None, None)
-    session = aioboto3.Session()
-    options = {
-        "endpoint_url": settings.endpoint_url,
-        "region_name": settings.region,
-        "aws_access_key_id": keys[0],
-        "aws_secret_access_key": keys[1],
-    }
     redis = Redis.from_url(settings.redis_url)
     async with (
-        session.client("dynamodb", **options) as client,  # type: ignore[call-overload]
-        session.client("dynamodbstreams", **options) as streams,  # type: ignore[call-overload]
+        open_table(settings, backend.credentials) as db,
+        open_stream(settings, backend.credentials, db) as stream,
     ):
-        db = Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
         try:
-            yield _Handles(
-                db, RankIndex(redis, settings.table), TableStream(client, streams, settings.table)
-            )
+            yield _Handles(db, RankIndex(redis, settings.table), stream)
         finally:
             await redis.aclose()
 

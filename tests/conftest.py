@@ -10,7 +10,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import aioboto3
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -20,7 +19,7 @@ from dynamo.streams import TableStream
 from dynamo.table import Db, create_table, now
 from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
-from leaderboard.backend import LOCAL_CREDENTIALS, open_table
+from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded import DynamoDBLocal
 from leaderboard.graphiql import ensure_graphiql_assets
@@ -226,14 +225,7 @@ async def indexed(
     with_index = replace(settings, redis_url=redis_url)
     async with _serve(with_index, graphiql_assets) as served:
         index = served.http.app[RANK_INDEX]
-        async with aioboto3.Session().client(
-            "dynamodbstreams",
-            endpoint_url=settings.endpoint_url,
-            region_name=settings.region,
-            aws_access_key_id=LOCAL_CREDENTIALS[0],
-            aws_secret_access_key=LOCAL_CREDENTIALS[1],
-        ) as streams:
-            stream = TableStream(served.db.client, streams, settings.table)
+        async with open_stream(settings, LOCAL_CREDENTIALS, served.db) as stream:
             yield Indexed(served, index, Projector(stream, index), stream)
 
 
