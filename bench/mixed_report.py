@@ -20,8 +20,8 @@ from bench.report import (
     TARGET_RPS,
     TOP100_OPERATION,
     TOP100_TARGET_RATIO,
-    log,
     machine_lines,
+    save_results,
 )
 
 __all__ = ["mixed_markdown", "targets", "write_results"]
@@ -247,9 +247,6 @@ def mixed_markdown(result: MixedResult, out: Path) -> str:
 
 def write_results(out: Path, result: MixedResult) -> str:
     """Write ``mixed.json`` and ``mixed.md`` into ``out``; the Markdown."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "mixed.json").write_text(json.dumps(asdict(result), indent=2) + "\n")
     markdown = mixed_markdown(result, out)
-    (out / "mixed.md").write_text(markdown)
-    log(f"wrote {out / 'mixed.json'} and {out / 'mixed.md'}")
+    save_results(out, "mixed", asdict(result), markdown)
     return markdown

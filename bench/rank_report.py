@@ -4,7 +4,6 @@ set-up, the verdict against the targets) and the files written to the output fol
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from bench.rank_lag import POLL_SECONDS
 from bench.rank_measure import NAMED_RANK_QUERY, RANK_QUERY
 from bench.rank_results import Options, RankLatency, SizeResult
-from bench.report import log, machine_lines
+from bench.report import machine_lines, save_results
 from rankindex.index import MAX_LAG_MS
 
 __all__ = ["report", "write_results"]
@@ -168,13 +167,10 @@ def write_results(
     markdown: str,
 ) -> None:
     """``rank_index.json`` (every number) and ``rank_index.md`` (the printed report)."""
-    out.mkdir(parents=True, exist_ok=True)
     document = {
         "machine": machine,
         "settings": settings,
         "sizes": [asdict(r) for r in results],
         "total_seconds": round(total_seconds, 1),
     }
-    (out / "rank_index.json").write_text(json.dumps(document, indent=2) + "\n")
-    (out / "rank_index.md").write_text(markdown + "\n")
-    log(f"wrote {out / 'rank_index.json'} and {out / 'rank_index.md'}")
+    save_results(out, "rank_index", document, markdown)

@@ -29,6 +29,7 @@ __all__ = [
     "machine_lines",
     "report_footer",
     "report_header",
+    "save_results",
     "targets_markdown",
     "write_results",
 ]
@@ -48,6 +49,15 @@ RSS_TARGET_MB = 250.0
 def log(message: str) -> None:
     """A progress line on stderr."""
     print(message, file=sys.stderr, flush=True)
+
+
+def save_results(out: Path, name: str, document: Any, markdown: str) -> None:
+    """Write ``<name>.json`` (every number) and ``<name>.md`` (the printed report) into
+    ``out``, creating it if needed."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    (out / f"{name}.md").write_text(markdown.rstrip("\n") + "\n")
+    log(f"wrote {out / name}.json and {out / name}.md")
 
 
 def machine_info(local: DynamoDBLocal) -> dict[str, Any]:
@@ -175,15 +185,12 @@ def write_results(
 ) -> None:
     """Write ``access_patterns.json`` (every number) and ``access_patterns.md`` (the printed
     report) into ``out``, creating it if needed."""
-    out.mkdir(parents=True, exist_ok=True)
     document = {
         "machine": machine,
         "settings": settings,
         "boards": [asdict(b) for b in boards],
         "total_seconds": round(total_seconds, 1),
     }
-    (out / "access_patterns.json").write_text(json.dumps(document, indent=2) + "\n")
     markdown = header + "\n" + "\n\n".join(board_markdown(b) for b in boards)
     targets = targets_markdown(boards)
-    (out / "access_patterns.md").write_text(markdown + "\n\n" + targets + "\n\n" + footer + "\n")
-    log(f"wrote {out / 'access_patterns.json'} and {out / 'access_patterns.md'}")
+    save_results(out, "access_patterns", document, f"{markdown}\n\n{targets}\n\n{footer}")
