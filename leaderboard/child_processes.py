@@ -13,8 +13,18 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["free_port", "log_tail", "port_is_free", "spawn_logged", "terminate", "wait_started"]
+__all__ = [
+    "PortTakenError",
+    "free_port",
+    "log_tail",
+    "port_is_free",
+    "spawn_logged",
+    "start_on_port",
+    "terminate",
+    "wait_started",
+]
 
+_BIND_FAILURE_ATTEMPTS = 3
 _TAIL_LINES = 30
 _LOG_ROTATE_BYTES = 5 << 20
 
@@ -39,6 +49,42 @@ def port_is_free(host: str, port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+class PortTakenError(Exception):
+    """The picked port was taken by another process before the server could bind it."""
+
+
+def start_on_port(
+    host: str,
+    port: int | None,
+    launch: Callable[[int], None],
+    *,
+    name: str,
+    error: Callable[[str], Exception],
+) -> None:
+    """Run ``launch`` on ``port``, refused with ``error`` while something listens there; with
+    None, on a free port, picked again (up to 3 attempts) when another process takes it first
+    (``launch`` raises PortTakenError)."""
+    attempts = 1 if port is not None else _BIND_FAILURE_ATTEMPTS
+    for attempt in range(1, attempts + 1):
+        if port is None:
+            chosen = free_port(host)
+        elif port_is_free(host, port):
+            chosen = port
+        else:
+            raise error(
+                f"port {port} is already in use; stop whatever listens there or "
+                "pass port=None to pick a free port."
+            )
+        try:
+            launch(chosen)
+            return
+        except PortTakenError:
+            if attempt == attempts:
+                raise error(
+                    f"port {chosen} was taken by another process while {name} started; retry."
+                ) from None
 
 
 def log_tail(log_path: Path, start: int) -> str:

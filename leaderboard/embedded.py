@@ -16,10 +16,10 @@ import urllib.request
 from typing import TYPE_CHECKING
 
 from leaderboard.child_processes import (
-    free_port,
+    PortTakenError,
     log_tail,
-    port_is_free,
     spawn_logged,
+    start_on_port,
     terminate,
     wait_started,
 )
@@ -42,7 +42,6 @@ _LOG_NAME = "dynamodb-local.log"
 _POLL_INTERVAL_SECONDS = 0.1
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 10.0
-_BIND_FAILURE_ATTEMPTS = 3
 _JAVA_MISSING = (
     "Java was not found: DynamoDB Local needs Java 17 or newer. Install it "
     "(`apt-get install openjdk-17-jre-headless`), or set JAVA_HOME, or put `java` on PATH."
@@ -131,24 +130,13 @@ class DynamoDBLocal:
         except OSError as exc:
             raise EmbeddedError(f"cannot prepare DynamoDB Local's folders: {exc}") from exc
 
-        attempts = 1 if self.port is not None else _BIND_FAILURE_ATTEMPTS
-        for attempt in range(1, attempts + 1):
-            if self.port is not None:
-                port = self.port
-                if not port_is_free(self.host, port):
-                    raise EmbeddedError(
-                        f"port {port} is already in use; stop whatever listens there or "
-                        "pass port=None to pick a free port."
-                    )
-            else:
-                port = free_port(self.host)
-            try:
-                self._launch(java, home, port)
-                return
-            except _PortTakenError:
-                if attempt == attempts:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        start_on_port(
+            self.host,
+            self.port,
+            lambda port: self._launch(java, home, port),
+            name="DynamoDB Local",
+            error=EmbeddedError,
+        )
 
     def stop(self) -> None:
         """Stop the server: terminate, wait up to 10 s, then kill. Safe to call repeatedly."""
@@ -213,7 +201,7 @@ class DynamoDBLocal:
         tail = log_tail(log_path, log_start)
         if started == "exited":
             if port != self.port and "Address already in use" in tail:
-                raise _PortTakenError(port)
+                raise PortTakenError(port)
             raise EmbeddedError(
                 f"DynamoDB Local exited with code {process.returncode} during start-up. "
                 f"Last lines of {log_path}:\n{tail}"
@@ -222,15 +210,6 @@ class DynamoDBLocal:
             f"DynamoDB Local did not answer on {self.endpoint_url} within "
             f"{self.startup_timeout:g} s; it was stopped. Raise startup_timeout on a "
             f"slow machine. Last lines of {log_path}:\n{tail}"
-        )
-
-
-class _PortTakenError(EmbeddedError):
-    """The picked port was taken by another process before Java could bind it."""
-
-    def __init__(self, port: int) -> None:
-        super().__init__(
-            f"port {port} was taken by another process while DynamoDB Local started; retry."
         )
 
 

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 from leaderboard.child_processes import (
-    free_port,
+    PortTakenError,
     log_tail,
-    port_is_free,
     spawn_logged,
+    start_on_port,
     terminate,
     wait_started,
 )
@@ -49,7 +49,6 @@ _SNAPSHOT_NAME = "dump.rdb"
 _POLL_INTERVAL_SECONDS = 0.05
 _PROBE_TIMEOUT_SECONDS = 2.0
 _STOP_TIMEOUT_SECONDS = 30.0
-_BIND_FAILURE_ATTEMPTS = 3
 _REDIS_MISSING = (
     "redis-server was not found on PATH, nor at "
     + " or ".join(FALLBACK_BINARIES)
@@ -140,28 +139,17 @@ class EmbeddedRedis:
         except OSError as exc:
             raise RedisServerError(f"cannot prepare redis-server's folders: {exc}") from exc
 
-        attempts = 1 if self.port is not None else _BIND_FAILURE_ATTEMPTS
         try:
-            for attempt in range(1, attempts + 1):
-                if self.port is not None:
-                    port = self.port
-                    if not port_is_free(_HOST, port):
-                        raise RedisServerError(
-                            f"port {port} is already in use; stop whatever listens there or "
-                            "pass port=None to pick a free port."
-                        )
-                else:
-                    port = free_port(_HOST)
-                try:
-                    self._launch(binary, port)
-                    return
-                except _PortTakenError:
-                    if attempt == attempts:
-                        raise
+            start_on_port(
+                _HOST,
+                self.port,
+                lambda port: self._launch(binary, port),
+                name="redis-server",
+                error=RedisServerError,
+            )
         except BaseException:
             self.stop()
             raise
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def stop(self) -> None:
         """Stop the server: SIGTERM (with ``data_dir``, it writes its snapshot first), wait up
@@ -237,7 +225,7 @@ class EmbeddedRedis:
         self._process = None
         if started == "exited":
             if port != self.port and "Address already in use" in tail:
-                raise _PortTakenError(port)
+                raise PortTakenError(port)
             raise RedisServerError(
                 f"redis-server exited with code {process.returncode} during start-up. "
                 f"Last lines of {self._log_name()}:\n{tail}"
@@ -254,15 +242,6 @@ class EmbeddedRedis:
         if self._temp_dir is not None:
             return "its log (in a temporary folder, removed on stop)"
         return str(self.log_path)
-
-
-class _PortTakenError(RedisServerError):
-    """The picked port was taken by another process before redis-server could bind it."""
-
-    def __init__(self, port: int) -> None:
-        super().__init__(
-            f"port {port} was taken by another process while redis-server started; retry."
-        )
 
 
 def _answers_ping(port: int) -> bool:
