@@ -46,8 +46,8 @@ def asked_ranks(info: Info[Any, Any]) -> AskedRanks:
 class Player:
     player_id: strawberry.Private[str]
     item: strawberry.Private[PlayerItem | None]
-    """None for a player known to exist whose item was not read (:meth:`entrant`): then only
-    its id and ranks are selected."""
+    """None for a player known to exist whose item was not read (an :class:`Entrant`): then
+    only its id and ranks are selected."""
 
     @strawberry.field(description="The player's id.")
     def id(self) -> strawberry.ID:
@@ -138,6 +138,4 @@ class Player:
     @classmethod
     def of(cls, found: PlayerItem | Entrant) -> Player:
         """A player read from the table, or one known to exist without its item."""
-        if isinstance(found, PlayerItem):
-            return cls(player_id=found.player_id, item=found)
-        return cls(player_id=found.player_id, item=None)
+        return cls(player_id=found.player_id, item=found if isinstance(found, PlayerItem) else None)
