@@ -28,6 +28,14 @@ class ErrorCode(StrEnum):
     OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN"
     """The database did not confirm a write that may have been applied all the same."""
     UNAUTHENTICATED = "UNAUTHENTICATED"
+    COST_LIMIT_EXCEEDED = "COST_LIMIT_EXCEEDED"
+    """A document whose worst-case cost is over the limit, or a request that reached its cap
+    on database calls: make it smaller; sending it again will not help."""
+    THROTTLED = "THROTTLED"
+    """This client is over its own allowance (cost per second, sockets, subscriptions): retry
+    after the time given."""
+    SERVICE_OVERLOADED = "SERVICE_OVERLOADED"
+    """The process is at its capacity of requests or subscriptions: retry shortly."""
 
 
 class LeaderboardError(Exception):

@@ -116,10 +116,6 @@ class CircuitBreaker:
         if is_backend_failure(exception):
             self._failed()
 
-    def record_failure(self) -> None:
-        """A call that never answered (cut off by the caller's deadline) counts as failed."""
-        self._failed()
-
     def _failed(self) -> None:
         self._failures += 1
         self._probing = False

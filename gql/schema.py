@@ -16,6 +16,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
 from gql.connections import AFTER, FIRST, Connection, connection
+from gql.cost import CostLimit
 from gql.errors import ErrorCodes, log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
@@ -137,6 +138,9 @@ schema = LeaderboardSchema(
         # send the same few operations again and again, so both results are kept (bounded).
         lambda: ParserCache(maxsize=VALIDATION_CACHE_SIZE),
         lambda: ValidationCache(maxsize=VALIDATION_CACHE_SIZE),
+        # After validation: the worst-case cost of a valid document, and the caller's
+        # allowance for it.
+        CostLimit,
     ],
     config=StrawberryConfig(scalar_map=SCALARS),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,12 +18,15 @@ from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 from strawberry.utils.operation import get_operation_type
 
-from dynamo import outcomes
+from dynamo import budget, outcomes
+from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.resilience import outcome_unknown, unavailable
 from dynamo.table import Db
+from gql.admission import RETRY_AFTER_SECONDS, Admission, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
 from gql.schema import MAX_TOKENS, schema
+from gql.throttle import Allowances
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.context import Context
@@ -36,7 +40,9 @@ __all__ = [
     "OPERATION",
     "RANK_INDEX",
     "REQUEST_ID",
+    "Guards",
     "LeaderboardView",
+    "client_address",
 ]
 
 DB = web.AppKey("db", Db)
@@ -55,6 +61,42 @@ _MEDIA_TYPE = web.ResponseKey("media_type", str)
 
 JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+@dataclass(frozen=True)
+class Guards:
+    """What bounds one operation of one caller, on every transport."""
+
+    deadline: float = 10.0
+    """Seconds an operation may run."""
+    max_calls: int | None = None
+    """Database calls one operation may make."""
+    body_timeout: float = 10.0
+    """Seconds a client may take to send a request's body."""
+    admission: Admission = field(
+        default_factory=lambda: Admission(max_concurrent=32, queue_timeout=1.0)
+    )
+    """The process's bound on operations running at once."""
+    allowances: Allowances | None = None
+    """Anonymous callers' allowances of cost points."""
+    trusted_proxy_hops: int = 0
+    """Proxies in front of the service that append to X-Forwarded-For."""
+
+
+def client_address(request: web.BaseRequest, trusted_proxy_hops: int) -> str:
+    """The caller's address: the peer's, or, behind ``trusted_proxy_hops`` proxies that each
+    append the address they saw to X-Forwarded-For, the entry that many hops from the right
+    (what the outermost trusted proxy saw; anything left of it the client could have made up)."""
+    if trusted_proxy_hops > 0:
+        hops = [
+            hop.strip()
+            for header in request.headers.getall("X-Forwarded-For", [])
+            for hop in header.split(",")
+            if hop.strip()
+        ]
+        if len(hops) >= trusted_proxy_hops:
+            return hops[-trusted_proxy_hops]
+    return request.remote or ""
 
 
 def _is_subscription(query: str | None, operation_name: str | None) -> bool:
@@ -118,26 +160,23 @@ query TopTen {
 class LeaderboardView(GraphQLView[Context, None]):
     """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
 
-    def __init__(
-        self,
-        *,
-        graphiql_page: str | None,
-        deadline: float = 10.0,
-        on_deadline: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, *, graphiql_page: str | None, guards: Guards | None = None) -> None:
         super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
         self._graphiql_page = graphiql_page or ""
-        self.deadline = deadline
-        self._on_deadline = on_deadline
+        self.guards = guards or Guards()
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> Any:
         """The request's GraphQL parameters; a body or query string that is not a readable
         GraphQL request (JSON that is not an object, bytes that are not UTF-8, numbers or
-        nesting beyond what the JSON parser takes) is a 400, never a 500."""
+        nesting beyond what the JSON parser takes) is a 400, never a 500; a body that takes
+        longer than the body timeout to arrive is a 408."""
         try:
-            return await super().parse_http_body(request)
+            async with asyncio.timeout(self.guards.body_timeout):
+                return await super().parse_http_body(request)
         except HTTPException:
             raise
+        except TimeoutError:
+            raise HTTPException(408, "the request body took too long to arrive") from None
         except (AttributeError, TypeError, UnicodeDecodeError, ValueError, RecursionError):
             raise HTTPException(400, "the request is not a readable GraphQL request") from None
 
@@ -150,20 +189,38 @@ class LeaderboardView(GraphQLView[Context, None]):
         root_value: None,
         sub_response: web.Response,
     ) -> Any:
-        """Run the operation within the request's time budget; past it, answer 503 with
-        BACKEND_UNAVAILABLE rather than keep the client (and a connection) waiting, or with
-        OUTCOME_UNKNOWN when it was cut off while a write was unconfirmed."""
+        """Run the operation in one of the process's places, within the request's time budget
+        and cap on database calls. Without a place in time, answer 503 SERVICE_OVERLOADED;
+        past the budget, 503 BACKEND_UNAVAILABLE rather than keep the client (and a
+        connection) waiting, or OUTCOME_UNKNOWN when it was cut off while a write was
+        unconfirmed."""
+        guards = self.guards
+        spending = budget.current() or budget.begin()
+        spending.limit(seconds=guards.deadline, max_calls=guards.max_calls)
+        try:
+            async with guards.admission.slot():
+                return await self._run(
+                    request, request_adapter, request_data, context, root_value, sub_response
+                )
+        except Overloaded as refused:
+            return _unavailable(sub_response, refused)
+
+    async def _run(
+        self,
+        request: web.Request,
+        request_adapter: Any,
+        request_data: Any,
+        context: Context,
+        root_value: None,
+        sub_response: web.Response,
+    ) -> Any:
         with outcomes.recording() as writes:
             try:
-                async with asyncio.timeout(self.deadline):
+                async with asyncio.timeout(self.guards.deadline):
                     return await super().execute_operation(
                         request, request_adapter, request_data, context, root_value, sub_response
                     )
             except TimeoutError:
-                if self._on_deadline is not None:
-                    self._on_deadline()
-                sub_response.set_status(503)
-                sub_response.headers["Retry-After"] = "1"
                 unconfirmed = [w.label for w in writes if w.outcome_unknown]
                 error = (
                     outcome_unknown(
@@ -172,7 +229,7 @@ class LeaderboardView(GraphQLView[Context, None]):
                     if unconfirmed
                     else unavailable(" (the request ran out of time)")
                 )
-                return ExecutionResult(data=None, errors=[coded(error)])
+                return _unavailable(sub_response, error)
 
     async def execute_single(
         self,
@@ -198,13 +255,20 @@ class LeaderboardView(GraphQLView[Context, None]):
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
     ) -> Context:
+        authenticated = request.app[API_KEYS].accepts(request.headers.get("Authorization"))
+        address = client_address(request, self.guards.trusted_proxy_hops)
+        allowances = self.guards.allowances
         context = Context(
             db=request.app[DB],
             clock=request.app[CLOCK],
-            authenticated=request.app[API_KEYS].accepts(request.headers.get("Authorization")),
+            authenticated=authenticated,
             request_id=request.get(REQUEST_ID, ""),
             broker=request.app[BROKER],
             rank_index=request.app.get(RANK_INDEX),
+            client_address=address,
+            allowance=(
+                allowances.for_client(address) if allowances and not authenticated else None
+            ),
         )
         request[_CONTEXT] = context
         if isinstance(response, web.Response):
@@ -221,6 +285,12 @@ class LeaderboardView(GraphQLView[Context, None]):
             result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
         body = await super().process_result(request, result)
         response = request.get(_RESPONSE)
+        throttled = _throttled(result)
+        if response is not None and throttled is not None:
+            # The caller is over its allowance: 429, whatever the media type.
+            response.set_status(429)
+            response.headers["Retry-After"] = str(throttled)
+            return body
         if response is not None and _wants_graphql_response(request.headers.get("Accept", "")):
             response[_MEDIA_TYPE] = GRAPHQL_RESPONSE
             if isinstance(result, PreExecutionError):
@@ -241,3 +311,19 @@ class LeaderboardView(GraphQLView[Context, None]):
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
         return web.Response(text=self._graphiql_page, content_type="text/html")
+
+
+def _unavailable(sub_response: web.Response, error: LeaderboardError) -> ExecutionResult:
+    """A 503 answer that tells the client when to come back."""
+    sub_response.set_status(503)
+    sub_response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return ExecutionResult(data=None, errors=[coded(error)])
+
+
+def _throttled(result: ExecutionResult) -> int | None:
+    """The seconds to wait, when the result refuses a caller over its allowance."""
+    for error in result.errors or ():
+        extensions = error.extensions or {}
+        if extensions.get("code") == ErrorCode.THROTTLED.value:
+            return int(extensions.get("retryAfter", 1))
+    return None

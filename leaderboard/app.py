@@ -19,8 +19,19 @@ from dynamo.errors import LeaderboardError
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
 from dynamo.table import Db, now
+from gql.admission import Admission
 from gql.auth import ApiKeys
-from gql.view import API_KEYS, BROKER, CLOCK, DB, DEFAULT_QUERY, RANK_INDEX, LeaderboardView
+from gql.throttle import Allowances
+from gql.view import (
+    API_KEYS,
+    BROKER,
+    CLOCK,
+    DB,
+    DEFAULT_QUERY,
+    RANK_INDEX,
+    Guards,
+    LeaderboardView,
+)
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Settings
 from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
@@ -29,10 +40,11 @@ from rankindex.index import RankIndex
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["BREAKER", "CALLS", "create_app"]
+__all__ = ["ADMISSION", "BREAKER", "CALLS", "create_app"]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
+ADMISSION = web.AppKey("admission", Admission)
 
 Prepare = Callable[[Db], Awaitable[None]]
 
@@ -65,7 +77,8 @@ def create_app(
     AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now".
     With ``settings.redis_url`` the rank index answers ranks; ``project_ranks`` also runs
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
-    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[request_context])
+    limits = settings.limits
+    app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[request_context])
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys)
     app[BROKER] = Broker()
@@ -89,12 +102,22 @@ def create_app(
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
         page = render_graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
-    view = LeaderboardView(
-        graphiql_page=page,
-        deadline=settings.request_deadline,
-        # A request that ran out of time was waiting on DynamoDB: it counts as a failure.
-        on_deadline=lambda: app[BREAKER].record_failure(),
+    app[ADMISSION] = Admission(
+        max_concurrent=limits.max_concurrent_requests, queue_timeout=limits.queue_timeout
     )
+    guards = Guards(
+        deadline=limits.request_deadline,
+        max_calls=limits.max_dynamodb_calls,
+        body_timeout=limits.body_timeout,
+        admission=app[ADMISSION],
+        allowances=Allowances(
+            rate=limits.anonymous_cost_per_second,
+            burst=limits.anonymous_cost_burst,
+            tracked=limits.tracked_clients,
+        ),
+        trusted_proxy_hops=limits.trusted_proxy_hops,
+    )
+    view = LeaderboardView(graphiql_page=page, guards=guards)
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-__all__ = ["Settings", "default_cache_dir"]
+__all__ = ["Limits", "Settings", "default_cache_dir"]
 
 
 def default_cache_dir() -> Path:
@@ -17,6 +17,62 @@ def default_cache_dir() -> Path:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "leaderboard-service"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one caller can make one process spend. Each can be set from the environment as
+    ``LEADERBOARD_LIMIT_<NAME>`` (``LEADERBOARD_LIMIT_REQUEST_DEADLINE=5``). The limits of a
+    document itself (tokens, depth, aliases, cost) belong to the schema: see gql/limits.py."""
+
+    request_deadline: float = 10.0
+    """Seconds an operation may run, on any transport; past it no further database call is
+    made and the answer is BACKEND_UNAVAILABLE (HTTP 503)."""
+    max_dynamodb_calls: int = 300
+    """Database calls one operation (or one push of a subscription) may make: the backstop
+    behind the cost limit."""
+    max_body_bytes: int = 1 << 20
+    """Request bodies larger than this are refused with 413."""
+    body_timeout: float = 10.0
+    """Seconds a client may take to send a request's body."""
+    max_concurrent_requests: int = 32
+    """Operations executing at once in the process; more wait for a place."""
+    queue_timeout: float = 1.0
+    """Seconds an operation waits for a place before it is refused with SERVICE_OVERLOADED
+    (HTTP 503, Retry-After)."""
+    anonymous_cost_per_second: float = 200.0
+    """Cost points an anonymous client address regains each second (see gql/cost.py)."""
+    anonymous_cost_burst: int = 2000
+    """Cost points an anonymous client address may spend at once."""
+    tracked_clients: int = 10_000
+    """Client addresses whose allowances are remembered; the least recently seen are
+    forgotten first."""
+    max_websockets: int = 1000
+    """Open WebSocket connections in the process."""
+    max_websockets_per_client: int = 16
+    """Open WebSocket connections from one client address."""
+    max_subscriptions: int = 2000
+    """Running subscriptions in the process."""
+    max_subscriptions_per_socket: int = 10
+    """Running operations on one WebSocket connection."""
+    connection_init_timeout: float = 5.0
+    """Seconds a WebSocket client has to send connection_init."""
+    max_socket_buffer_bytes: int = 1 << 20
+    """Bytes waiting to be sent on one WebSocket; a consumer that falls further behind is
+    disconnected rather than buffered."""
+    trusted_proxy_hops: int = 0
+    """Proxies (load balancers) in front of the service that append to X-Forwarded-For: the
+    client's address is the one that many hops from the right. 0 uses the peer address."""
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        limits = cls()
+        for spec in fields(cls):
+            raw = os.environ.get(f"LEADERBOARD_LIMIT_{spec.name.upper()}")
+            if raw:
+                kind = type(getattr(limits, spec.name))
+                limits = replace(limits, **{spec.name: kind(raw)})
+        return limits
 
 
 @dataclass(frozen=True)
@@ -30,10 +86,7 @@ class Settings:
     """The rank index's Redis (LEADERBOARD_REDIS_URL); None answers ranks from the table."""
     api_keys: tuple[str, ...] = ()
     """Keys that may write and read private data (Authorization: Bearer <key>)."""
-    request_deadline: float = 10.0
-    """Seconds a request may take before it is answered 503 BACKEND_UNAVAILABLE."""
-    max_body_bytes: int = 1 << 20
-    """Request bodies larger than this are refused with 413."""
+    limits: Limits = field(default_factory=Limits)
 
     @classmethod
     def from_env(cls, *, endpoint_url: str | None = None, table: str | None = None) -> Settings:
@@ -49,4 +102,5 @@ class Settings:
             api_keys=tuple(
                 k.strip() for k in env.get("LEADERBOARD_API_KEYS", "").split(",") if k.strip()
             ),
+            limits=Limits.from_env(),
         )

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from dynamo.metrics import counting_calls
+from dynamo import budget
 from gql.view import OPERATION, REQUEST_ID
 
 __all__ = ["JsonFormatter", "configure_logging", "request_context"]
@@ -70,7 +70,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     incoming = request.headers.get("X-Request-Id", "")
     request_id = incoming if _INCOMING_ID.fullmatch(incoming) else uuid.uuid4().hex
     request[REQUEST_ID] = request_id
-    calls = counting_calls()
+    calls = budget.begin().calls
     started = time.perf_counter()
     status = 500
     try:

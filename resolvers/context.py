@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from dynamo.table import Db, now
 from rankindex.index import RankIndex
@@ -12,7 +13,17 @@ from resolvers.broker import Broker
 from resolvers.loaders import Loaders
 from resolvers.rank_source import RankSource
 
-__all__ = ["Context"]
+__all__ = ["Allowance", "Context"]
+
+
+class Allowance(Protocol):
+    """What the caller of a request may still spend, in cost points (gql/cost.py)."""
+
+    def spend(self, cost: int) -> float | None:
+        """Take ``cost`` points: None when granted, else the seconds until they would be."""
+
+    def status(self) -> dict[str, float]:
+        """The caller's allowance, as reported to it."""
 
 
 @dataclass
@@ -29,6 +40,13 @@ class Context:
     """The Redis rank index, when one is configured."""
     operation_name: str | None = None
     """Set once the operation is known, for the request's log line."""
+    client_address: str = ""
+    """Where the request came from (the peer, or the configured proxy hop's address)."""
+    allowance: Allowance | None = None
+    """The caller's allowance of cost points; None for a caller that is not throttled (one
+    presenting an API key)."""
+    cost: int | None = None
+    """The operation's static cost, once computed."""
     loaders: Loaders = field(init=False)
 
     ranks: RankSource = field(init=False)

@@ -246,7 +246,7 @@ async def test_throttled_reads_are_retried_within_the_budget(api: Api, proxy: Fa
         assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE", body
         assert proxy.received["GetItem"] == ATTEMPTS, fault  # the budget, and no more
         proxy.clear()
-        assert (await post(api, query))[1] == {"data": {"player": {"id": "ann"}}}
+        assert (await post(api, query))[1]["data"] == {"player": {"id": "ann"}}
 
 
 async def test_a_lost_answer_is_settled_by_the_retry_with_the_same_token(
@@ -310,7 +310,12 @@ async def test_a_refused_write_leaves_nothing(api: Api, proxy: FaultProxy, direc
 async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
     """The service with a short request deadline."""
     async with _serve(
-        replace(settings, endpoint_url=proxy.url, request_deadline=1.5), None
+        replace(
+            settings,
+            endpoint_url=proxy.url,
+            limits=replace(settings.limits, request_deadline=1.5),
+        ),
+        None,
     ) as served:
         yield served
 

@@ -70,7 +70,11 @@ async def fragile(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api
     local.start()
     try:
         # Short budgets, so that the test sees fail-fast behaviour in seconds.
-        own = replace(settings, endpoint_url=local.endpoint_url, request_deadline=4.0)
+        own = replace(
+            settings,
+            endpoint_url=local.endpoint_url,
+            limits=replace(settings.limits, request_deadline=4.0),
+        )
         async with _serve(own, None) as api:
             yield api, local
     finally:

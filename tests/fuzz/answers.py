@@ -182,7 +182,9 @@ async def graphql(
 async def assert_alive(api: Api) -> None:
     response = await api.http.post("/graphql", json={"query": "{ __typename }"})
     assert response.status == 200
-    assert await response.json() == {"data": {"__typename": "Query"}}
+    body = await response.json()
+    assert "errors" not in body, body
+    assert body["data"] == {"__typename": "Query"}
 
 
 async def assert_keys_well_formed(api: Api) -> list[dict[str, Any]]:
