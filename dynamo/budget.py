@@ -42,6 +42,12 @@ class Budget:
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.max_calls = max_calls
 
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (never negative); None without a deadline."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
     def charge(self, operation: str) -> None:
         """Count one call about to be sent; refuse it past the deadline or at the cap."""
         if self.deadline is not None and time.monotonic() >= self.deadline:

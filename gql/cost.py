@@ -17,7 +17,7 @@ its cost and the limit; so is one whose anonymous caller lacks the points in its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +39,13 @@ from graphql import (
     value_from_ast_untyped,
 )
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionResult
+from strawberry.types.graphql import OperationType as Kind
 
 from dynamo import budget
-from dynamo.errors import ErrorCode
+from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.plays import MAX_TARGETS
+from gql.errors import coded
 from resolvers.context import Context
 
 __all__ = [
@@ -349,6 +352,32 @@ class CostLimit(SchemaExtension):
                 "retryAfter": seconds,
             },
         )
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        """Hold the document's cost in points of the process's capacity while it executes
+        (a query or mutation: a subscription's pushes are bounded by its own limits); refused
+        with SERVICE_OVERLOADED when there is no room in time."""
+        context = self.execution_context
+        request = context.context
+        capacity = request.capacity if isinstance(request, Context) else None
+        if (
+            capacity is None
+            or self.cost is None
+            or context.result is not None
+            or context.operation_type is Kind.SUBSCRIPTION
+        ):
+            yield
+            return
+        try:
+            points = await capacity.reserve(self.cost)
+        except LeaderboardError as refused:
+            context.result = ExecutionResult(data=None, errors=[coded(refused)])
+            yield
+            return
+        try:
+            yield
+        finally:
+            await capacity.release(points)
 
     def get_results(self) -> dict[str, Any]:
         if self.cost is None:

@@ -74,7 +74,7 @@ class Guards:
     body_timeout: float = 10.0
     """Seconds a client may take to send a request's body."""
     admission: Admission = field(
-        default_factory=lambda: Admission(max_concurrent=32, queue_timeout=1.0)
+        default_factory=lambda: Admission(max_concurrent=32, queue_timeout=5.0, capacity=2000)
     )
     """The process's bound on operations running at once."""
     allowances: Allowances | None = None
@@ -200,7 +200,13 @@ class LeaderboardView(GraphQLView[Context, None]):
         try:
             async with guards.admission.slot():
                 return await self._run(
-                    request, request_adapter, request_data, context, root_value, sub_response
+                    request,
+                    request_adapter,
+                    request_data,
+                    context,
+                    root_value,
+                    sub_response,
+                    remaining=spending.remaining(),
                 )
         except Overloaded as refused:
             return _unavailable(sub_response, refused)
@@ -213,10 +219,14 @@ class LeaderboardView(GraphQLView[Context, None]):
         context: Context,
         root_value: None,
         sub_response: web.Response,
+        *,
+        remaining: float | None,
     ) -> Any:
+        """Execute the operation in what is left of its time budget (the wait for a place
+        counts toward it)."""
         with outcomes.recording() as writes:
             try:
-                async with asyncio.timeout(self.guards.deadline):
+                async with asyncio.timeout(remaining):
                     return await super().execute_operation(
                         request, request_adapter, request_data, context, root_value, sub_response
                     )
@@ -269,6 +279,7 @@ class LeaderboardView(GraphQLView[Context, None]):
             allowance=(
                 allowances.for_client(address) if allowances and not authenticated else None
             ),
+            capacity=self.guards.admission,
         )
         request[_CONTEXT] = context
         if isinstance(response, web.Response):
@@ -285,11 +296,12 @@ class LeaderboardView(GraphQLView[Context, None]):
             result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
         body = await super().process_result(request, result)
         response = request.get(_RESPONSE)
-        throttled = _throttled(result)
-        if response is not None and throttled is not None:
-            # The caller is over its allowance: 429, whatever the media type.
-            response.set_status(429)
-            response.headers["Retry-After"] = str(throttled)
+        refused = _refused(result)
+        if response is not None and refused is not None:
+            # The caller is over its allowance (429), or the process at its capacity (503),
+            # whatever the media type.
+            response.set_status(refused[0])
+            response.headers["Retry-After"] = str(refused[1])
             return body
         if response is not None and _wants_graphql_response(request.headers.get("Accept", "")):
             response[_MEDIA_TYPE] = GRAPHQL_RESPONSE
@@ -320,10 +332,14 @@ def _unavailable(sub_response: web.Response, error: LeaderboardError) -> Executi
     return ExecutionResult(data=None, errors=[coded(error)])
 
 
-def _throttled(result: ExecutionResult) -> int | None:
-    """The seconds to wait, when the result refuses a caller over its allowance."""
+def _refused(result: ExecutionResult) -> tuple[int, int] | None:
+    """The HTTP status and the seconds to wait, when the result refuses a caller over its
+    allowance or an operation the process had no room for."""
     for error in result.errors or ():
         extensions = error.extensions or {}
-        if extensions.get("code") == ErrorCode.THROTTLED.value:
-            return int(extensions.get("retryAfter", 1))
+        code = extensions.get("code")
+        if code == ErrorCode.THROTTLED.value:
+            return 429, int(extensions.get("retryAfter", 1))
+        if code == ErrorCode.SERVICE_OVERLOADED.value:
+            return 503, RETRY_AFTER_SECONDS
     return None

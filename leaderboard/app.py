@@ -21,6 +21,7 @@ from dynamo.resilience import CircuitBreaker
 from dynamo.table import Db, now
 from gql.admission import Admission
 from gql.auth import ApiKeys
+from gql.cost import MAX_COST
 from gql.throttle import Allowances
 from gql.view import (
     API_KEYS,
@@ -103,7 +104,9 @@ def create_app(
         add_graphiql_asset_route(app, graphiql_assets)
         page = render_graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
     app[ADMISSION] = Admission(
-        max_concurrent=limits.max_concurrent_requests, queue_timeout=limits.queue_timeout
+        max_concurrent=limits.max_concurrent_requests,
+        queue_timeout=limits.queue_timeout,
+        capacity=max(limits.max_cost_in_flight, MAX_COST),
     )
     guards = Guards(
         deadline=limits.request_deadline,

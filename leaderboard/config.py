@@ -28,18 +28,24 @@ class Limits:
     request_deadline: float = 10.0
     """Seconds an operation may run, on any transport; past it no further database call is
     made and the answer is BACKEND_UNAVAILABLE (HTTP 503)."""
-    max_dynamodb_calls: int = 300
+    max_dynamodb_calls: int = 1000
     """Database calls one operation (or one push of a subscription) may make: the backstop
-    behind the cost limit."""
+    behind the cost limit. A point of cost stands for at most one call, so a document within
+    the cost limit (1000) never reaches it."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0
     """Seconds a client may take to send a request's body."""
     max_concurrent_requests: int = 32
     """Operations executing at once in the process; more wait for a place."""
-    queue_timeout: float = 1.0
+    queue_timeout: float = 5.0
     """Seconds an operation waits for a place before it is refused with SERVICE_OVERLOADED
-    (HTTP 503, Retry-After)."""
+    (HTTP 503, Retry-After); the wait counts toward the request's deadline. Long enough for a
+    burst of writes contending for one player to pass, short of the deadline."""
+    max_cost_in_flight: int = 2000
+    """Points of cost (gql/cost.py) executing at once in the process, at least the most one
+    document may cost (1000): two of the heaviest documents, or hundreds of small ones; a
+    document waits for room like for a place (queue_timeout)."""
     anonymous_cost_per_second: float = 200.0
     """Cost points an anonymous client address regains each second (see gql/cost.py)."""
     anonymous_cost_burst: int = 2000

@@ -13,7 +13,7 @@ from resolvers.broker import Broker
 from resolvers.loaders import Loaders
 from resolvers.rank_source import RankSource
 
-__all__ = ["Allowance", "Context"]
+__all__ = ["Allowance", "Capacity", "Context"]
 
 
 class Allowance(Protocol):
@@ -24,6 +24,17 @@ class Allowance(Protocol):
 
     def status(self) -> dict[str, float]:
         """The caller's allowance, as reported to it."""
+
+
+class Capacity(Protocol):
+    """The process's room for executing operations, in cost points (gql/admission.py)."""
+
+    async def reserve(self, points: int) -> int:
+        """Wait for ``points`` of room and take them (returns what was taken); raise
+        SERVICE_OVERLOADED when there is none in time."""
+
+    async def release(self, points: int) -> None:
+        """Give back what ``reserve`` took."""
 
 
 @dataclass
@@ -45,6 +56,8 @@ class Context:
     allowance: Allowance | None = None
     """The caller's allowance of cost points; None for a caller that is not throttled (one
     presenting an API key)."""
+    capacity: Capacity | None = None
+    """Where the operation reserves its cost before it executes; None: no bound."""
     cost: int | None = None
     """The operation's static cost, once computed."""
     loaders: Loaders = field(init=False)

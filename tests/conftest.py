@@ -26,6 +26,7 @@ from leaderboard.graphiql import ensure_graphiql_assets
 from leaderboard.redis_server import EmbeddedRedis
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
+from tests.fault_proxy import FaultProxy
 
 API_KEYS = ("test-key-current", "test-key-next")
 
@@ -227,6 +228,17 @@ async def indexed(
         index = served.http.app[RANK_INDEX]
         async with open_stream(settings, LOCAL_CREDENTIALS, served.db) as stream:
             yield Indexed(served, index, Projector(stream, index), stream)
+
+
+@pytest.fixture
+async def proxy(dynamodb_endpoint: str) -> AsyncIterator[FaultProxy]:
+    """A fault-injecting proxy in front of the session's DynamoDB Local."""
+    faults = FaultProxy(dynamodb_endpoint, seed=20261121)
+    await faults.start()
+    try:
+        yield faults
+    finally:
+        await faults.close()
 
 
 @asynccontextmanager
