@@ -1,5 +1,9 @@
 """What one request may spend of the database: a deadline and a number of calls.
 
+A request may also have only so many calls under way at once: a document that reads a hundred
+items' lists does not take every connection of the process's pool at once, and the calls of
+other requests keep finding one.
+
 A budget is begun for each request (and for each push of a subscription) and held in a context
 variable, so every task the request starts, and every callback a DataLoader schedules for it,
 charges the same budget. Each DynamoDB call is charged before it is sent: past the deadline,
@@ -9,6 +13,7 @@ stops making calls even where a task of it is still running.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from contextvars import ContextVar
@@ -30,17 +35,36 @@ class Budget:
     """A ``time.monotonic()`` instant after which no call is made; None for none."""
     max_calls: int | None = None
     """How many calls the request may make in all; None for no cap."""
+    max_in_flight: int | None = None
+    """How many of its calls may be under way at once; None for no bound."""
     calls: Counter[str] = field(default_factory=Counter)
+    _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     @property
     def total(self) -> int:
         return sum(self.calls.values())
 
-    def limit(self, *, seconds: float | None, max_calls: int | None) -> None:
-        """Give the budget a deadline ``seconds`` from now and a cap on its calls (the calls
-        already made count toward it)."""
+    def limit(
+        self, *, seconds: float | None, max_calls: int | None, max_in_flight: int | None = None
+    ) -> None:
+        """Give the budget a deadline ``seconds`` from now, a cap on its calls (the calls
+        already made count toward it) and on its calls under way at once."""
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.max_calls = max_calls
+        self.max_in_flight = max_in_flight
+        self._gate = None if max_in_flight is None else asyncio.Semaphore(max_in_flight)
+
+    async def enter(self) -> bool:
+        """Wait until one more call of the request may be under way; whether it had to ask
+        (then ``leave`` once the call is over)."""
+        if self._gate is None:
+            return False
+        await self._gate.acquire()
+        return True
+
+    def leave(self) -> None:
+        if self._gate is not None:
+            self._gate.release()
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (never negative); None without a deadline."""

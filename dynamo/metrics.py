@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dynamo import budget
 
@@ -13,13 +13,26 @@ if TYPE_CHECKING:
 __all__ = ["CallCounter"]
 
 
+_GATED = "request_budget_gate"
+"""Marks, in a call's own context, that it holds a place among its request's calls under way."""
+
+
 class CallCounter:
     """Counts every API call the client sends (retries of one call count once), in total and
-    against the budget of the request that made it (see dynamo.budget), which may refuse it."""
+    against the budget of the request that made it (see dynamo.budget), which may refuse it or
+    hold it until fewer of the request's calls are under way."""
 
     def __init__(self, client: DynamoDBClient) -> None:
         self.calls: Counter[str] = Counter()
-        client.meta.events.register("before-call.dynamodb", self._on_call)
+        events = client.meta.events
+        events.register("before-call.dynamodb", self._on_call)
+        # Last, after every handler that may still refuse the call (the circuit breaker's):
+        # a place taken is always given back by the call's end.
+        # (aiobotocore awaits a handler that is a coroutine function; botocore's types know
+        # only plain ones.)
+        events.register_last("before-call.dynamodb", cast(Any, self._enter))
+        events.register("after-call.dynamodb", self._leave)
+        events.register("after-call-error.dynamodb", self._leave)
 
     def _on_call(self, model: Any, **_: Any) -> None:
         name = str(model.name)
@@ -27,6 +40,16 @@ class CallCounter:
         if spending is not None:
             spending.charge(name)
         self.calls[name] += 1
+
+    async def _enter(self, context: dict[str, Any], **_: Any) -> None:
+        spending = budget.current()
+        if spending is not None and await spending.enter():
+            context[_GATED] = spending
+
+    def _leave(self, context: dict[str, Any], **_: Any) -> None:
+        spending = context.pop(_GATED, None)
+        if isinstance(spending, budget.Budget):
+            spending.leave()
 
     def reset(self) -> None:
         self.calls.clear()

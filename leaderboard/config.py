@@ -32,6 +32,9 @@ class Limits:
     """Database calls one operation (or one push of a subscription) may make: the backstop
     behind the cost limit. A point of cost stands for at most one call, so a document within
     the cost limit (1000) never reaches it."""
+    max_calls_in_flight: int = 16
+    """Database calls of one operation under way at once (of the client's pool of 64
+    connections): a document reading many lists does not hold the pool alone."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0
