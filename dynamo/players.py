@@ -21,6 +21,8 @@ from dynamo.resilience import outcome_unknown
 from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
 
 __all__ = [
+    "MAX_GAMES_PLAYED",
+    "MAX_LIFETIME_SCORE",
     "PlayerItem",
     "create_player",
     "get_player",
@@ -35,6 +37,12 @@ GSI1PK = "PLAYER_EMAIL#{email}"
 GSI1SK = "PLAYER#{player_id}"
 CLAIM_PK = "PLAYER_EMAIL#{email}"
 CLAIM_SK = "#CLAIM"
+
+MAX_LIFETIME_SCORE = 10**15 - 1
+"""The largest ``lifetimeScore`` a player may reach: what the GraphQL ``Long`` carries. A play
+that would take the sum past it is refused (SCORE_OUT_OF_RANGE) and writes nothing."""
+MAX_GAMES_PLAYED = 2**31 - 1
+"""The largest ``gamesPlayed``: what a GraphQL ``Int`` carries."""
 
 
 class PlayerItem(Item):
