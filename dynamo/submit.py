@@ -30,7 +30,7 @@ from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, board_key
+from dynamo.leaderboards import LeaderboardItem, board_key, is_family_board_id
 from dynamo.outcomes import watching
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PlayerItem, player_key
 from dynamo.plays import BoardResult, Submission, SubmitResult, validated
@@ -228,6 +228,7 @@ def _decide(
     bkey, ekey = _target_keys(sub.player_id, target)
     if bkey in found:
         board = parse(LeaderboardItem, found[bkey])
+        _check_owner(board, target)
     elif target.template is not None:
         board = target.template
     else:
@@ -246,6 +247,29 @@ def _decide(
     return entry_change(
         board, old, player_id=sub.player_id, score=sub.score, at=at, session_id=session_id
     )
+
+
+def _check_owner(board: LeaderboardItem, target: _Target) -> None:
+    """Refuse a board that holds a family board's id without being that family's board (one
+    created by hand before those ids were reserved)."""
+    if target.template is not None and board.family_id != target.template.family_id:
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_EXISTS,
+            f"the board {board.leaderboard_id!r} of family {target.template.family_id!r} is "
+            "held by a board that does not belong to the family; nothing was recorded",
+            "familyIds",
+        )
+    if (
+        target.template is None
+        and board.family_id is None
+        and is_family_board_id(board.leaderboard_id)
+    ):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ID,
+            f"leaderboard {board.leaderboard_id!r} has an id of the form reserved for the "
+            "boards of leaderboard families but belongs to no family; nothing was recorded",
+            "leaderboardIds",
+        )
 
 
 def _check_totals(player: PlayerItem, sub: Submission) -> None:
