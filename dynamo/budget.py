@@ -31,6 +31,9 @@ class Budget:
     max_calls: int | None = None
     """How many calls the request may make in all; None for no cap."""
     calls: Counter[str] = field(default_factory=Counter)
+    rank_index_fallbacks: int = 0
+    """Rank reads the index failed to answer (Redis unreachable, timed out, its pool full)
+    and the table's COUNTs answered instead."""
 
     @property
     def total(self) -> int:
