@@ -58,7 +58,8 @@ class Player:
         return self._profile().name
 
     @strawberry.field(
-        description="Login e-mail address, lower-cased. Private: null unless the request "
+        description="Login e-mail address, normalised (NFKC, invisible characters removed, "
+        "local part case-folded, domain in IDNA form). Private: null unless the request "
         "carries an API key."
     )
     def email(self, info: Info[Context, None]) -> str | None:
