@@ -175,3 +175,23 @@ async def test_sums_stored_past_their_types_read_clamped(api: Api) -> None:
     # Such a player can still play nothing more that adds to the sum, and is told so.
     over = (await api.gql(SUBMIT, _play(1, "wide")))["submitScore"]
     assert [e["code"] for e in over["errors"]] == ["SCORE_OUT_OF_RANGE"]
+
+
+async def test_a_committed_play_repeated_with_a_full_sum_answers_as_recorded(api: Api) -> None:
+    """The repeat of a recorded submission replays its result even though the sum it filled
+    leaves no room: a committed play never answers as an error."""
+    await _setup(api)
+    submission = "01JD0000000000000000000001"
+    first = (await api.gql(SUBMIT, _play(BIG, "wide", "other", submissionId=submission)))[
+        "submitScore"
+    ]
+    assert first["errors"] == []
+    before = await scan_items(api.db)
+    repeat = (await api.gql(SUBMIT, _play(BIG, "wide", "other", submissionId=submission)))[
+        "submitScore"
+    ]
+    assert repeat["errors"] == []
+    assert repeat["session"]["id"] == first["session"]["id"]
+    assert repeat["session"]["player"] == {"id": "p", "lifetimeScore": BIG, "gamesPlayed": 1}
+    assert repeat["entries"] == first["entries"]
+    assert await scan_items(api.db) == before
