@@ -38,6 +38,9 @@ class Budget:
     max_in_flight: int | None = None
     """How many of its calls may be under way at once; None for no bound."""
     calls: Counter[str] = field(default_factory=Counter)
+    rank_index_fallbacks: int = 0
+    """Rank reads the index failed to answer (Redis unreachable, timed out, its pool full)
+    and the table's COUNTs answered instead."""
     _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     @property

@@ -21,9 +21,16 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, check_new_board
+from dynamo.leaderboards import (
+    LeaderboardItem,
+    Operator,
+    Period,
+    SortOrder,
+    board_key,
+    check_new_board,
+)
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, Key, batch_get_immutable, parse
+from dynamo.table import Db, Item, Key, batch_get, batch_get_immutable, parse
 
 __all__ = [
     "MAX_FAMILY_ID",
@@ -34,6 +41,7 @@ __all__ = [
     "create_family",
     "family_key",
     "get_families",
+    "nearby_board_ids",
     "period_window",
 ]
 
@@ -174,8 +182,36 @@ def check_new_family(family: FamilyItem) -> None:
     )
 
 
+def nearby_board_ids(family: FamilyItem, at: datetime) -> list[str]:
+    """The ids of the family's boards of the periods before, at and after ``at`` (of its first
+    two seasons before its first season starts)."""
+    current = period_window(family, at)
+    if current is None and family.season_start is not None:
+        current = period_window(family, family.season_start)
+    if current is None:
+        return []
+    windows = [
+        period_window(family, current.starts_at - timedelta(milliseconds=1)),
+        current,
+        period_window(family, current.ends_at),
+    ]
+    return list(dict.fromkeys(w.leaderboard_id for w in windows if w is not None))
+
+
 async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
+    """Write a new family, unless boards already hold the ids of its previous, current or
+    next period (boards written before those ids were reserved): one BatchGetItem checks."""
     check_new_family(family)
+    nearby = nearby_board_ids(family, family.created_at)
+    found = await batch_get(db, [board_key(b) for b in nearby], consistent=True)
+    taken = [b for b in nearby if board_key(b) in found]
+    if taken:
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_EXISTS,
+            f"boards with this family's ids already exist ({', '.join(taken)}); "
+            "choose another family id",
+            "id",
+        )
     pk, sk = family_key(family.family_id)
     item: dict[str, Any] = {"pk": pk, "sk": sk, **family.attributes()}
     if not await put_new(db, item, f"family {family.family_id!r}"):

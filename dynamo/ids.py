@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from ulid import ULID
 
+from dynamo.emails import normalize_email
 from dynamo.errors import ErrorCode, LeaderboardError
 
 __all__ = [
@@ -24,9 +25,6 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
-# Pragmatic address check: one @, no whitespace or control characters, a dot in the domain.
-_EMAIL = re.compile(r"[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+")
-_MAX_EMAIL = 254
 _MAX_NAME = 100
 
 
@@ -49,20 +47,9 @@ def validate_session_id(value: str, field: str = "sessionId") -> str:
 
 
 def validate_email(value: str, field: str = "email") -> str:
-    """Return the lower-cased address; raise INVALID_EMAIL for anything that is not one."""
-    email = value.strip().lower()
-    if len(email) > _MAX_EMAIL or not _EMAIL.fullmatch(email) or not _is_utf8(email):
-        raise LeaderboardError(ErrorCode.INVALID_EMAIL, "email is not a valid address", field)
-    return email
-
-
-def _is_utf8(text: str) -> bool:
-    """False for strings holding lone surrogates, which no key may contain."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """Return the address in its normalised form (see dynamo/emails.py); raise INVALID_EMAIL
+    for anything that is not one."""
+    return normalize_email(value, field)
 
 
 def validate_name(value: str, field: str = "name") -> str:

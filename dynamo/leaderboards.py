@@ -7,6 +7,7 @@ Keys::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
@@ -17,6 +18,7 @@ from dynamo.put_new import put_new
 from dynamo.table import Db, Item, Key, batch_get, parse
 
 __all__ = [
+    "FAMILY_BOARD_ID",
     "MAX_SCORE_WIDTH",
     "LeaderboardItem",
     "Operator",
@@ -28,6 +30,7 @@ __all__ = [
     "get_leaderboard",
     "get_leaderboards",
     "is_board_key",
+    "is_family_board_id",
 ]
 
 PK = "LEADERBOARD#{leaderboard_id}"
@@ -87,6 +90,17 @@ class LeaderboardItem(Item):
         return self.ends_at is None or at < self.ends_at
 
 
+FAMILY_BOARD_ID = re.compile(
+    r"(?P<family>.+)\.(?:daily\.\d{4}-\d{2}-\d{2}|weekly\.\d{4}-W\d{2}|season\.\d+)"
+)
+"""The form of a periodic family's board ids (``<familyId>.daily.2026-11-21``,
+``<familyId>.weekly.2026-W47``, ``<familyId>.season.3``): reserved for the families."""
+
+
+def is_family_board_id(leaderboard_id: str) -> bool:
+    return FAMILY_BOARD_ID.fullmatch(leaderboard_id) is not None
+
+
 def board_key(leaderboard_id: str) -> Key:
     return (PK.format(leaderboard_id=leaderboard_id), SK)
 
@@ -124,7 +138,16 @@ def check_new_board(board: LeaderboardItem) -> None:
 
 
 async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
-    """Write a new board; its id, width and sort order are fixed from then on."""
+    """Write a new board; its id, width and sort order are fixed from then on. The ids of
+    the form of a family's boards are reserved for the families."""
+    if is_family_board_id(board.leaderboard_id):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ID,
+            f"id {board.leaderboard_id!r} has the form <family>.daily.<date>, "
+            "<family>.weekly.<year>-W<week> or <family>.season.<n>, which is reserved for "
+            "the boards of leaderboard families",
+            "id",
+        )
     check_new_board(board)
     pk, sk = board_key(board.leaderboard_id)
     item: dict[str, Any] = {"pk": pk, "sk": sk, **board.attributes()}

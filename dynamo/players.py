@@ -5,6 +5,10 @@ Keys::
     Player        pk = PLAYER#<playerId>          sk = #METADATA
                   gsi1pk = PLAYER_EMAIL#<email>   gsi1sk = PLAYER#<playerId>
     E-mail claim  pk = PLAYER_EMAIL#<email>       sk = #CLAIM    (internal: one owner an address)
+
+``<email>`` is the normalised address (dynamo/emails.py). Rows written before addresses were
+normalised hold the address's legacy form (trimmed, lower-cased): a lookup tries that form
+after the normalised one, and a new player's transaction checks that no claim holds it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from dynamo.resilience import outcome_unknown
 from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
 
 __all__ = [
+    "MAX_GAMES_PLAYED",
+    "MAX_LIFETIME_SCORE",
     "PlayerItem",
     "create_player",
     "get_player",
@@ -35,6 +41,12 @@ GSI1PK = "PLAYER_EMAIL#{email}"
 GSI1SK = "PLAYER#{player_id}"
 CLAIM_PK = "PLAYER_EMAIL#{email}"
 CLAIM_SK = "#CLAIM"
+
+MAX_LIFETIME_SCORE = 10**15 - 1
+"""The largest ``lifetimeScore`` a player may reach: what the GraphQL ``Long`` carries. A play
+that would take the sum past it is refused (SCORE_OUT_OF_RANGE) and writes nothing."""
+MAX_GAMES_PLAYED = 2**31 - 1
+"""The largest ``gamesPlayed``: what a GraphQL ``Int`` carries."""
 
 
 class PlayerItem(Item):
@@ -74,32 +86,42 @@ async def get_players(db: Db, player_ids: Sequence[str]) -> list[PlayerItem | No
     ]
 
 
-async def get_player_by_email(db: Db, email: str) -> PlayerItem | None:
-    """AP2: Query GSI1 on the lower-cased address."""
-    response = await db.client.query(
-        TableName=db.table,
-        IndexName=GSI1,
-        KeyConditionExpression="gsi1pk = :pk",
-        ExpressionAttributeValues=serialize({":pk": GSI1PK.format(email=email)}),
-        Limit=1,
-    )
-    items = response.get("Items", [])
-    return parse(PlayerItem, items[0]) if items else None
+async def get_player_by_email(db: Db, email: str, legacy: str | None = None) -> PlayerItem | None:
+    """AP2: Query GSI1 on the normalised address, then on its legacy form when it differs
+    and the first found no one."""
+    for form in dict.fromkeys(f for f in (email, legacy) if f is not None):
+        response = await db.client.query(
+            TableName=db.table,
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk",
+            ExpressionAttributeValues=serialize({":pk": GSI1PK.format(email=form)}),
+            Limit=1,
+        )
+        items = response.get("Items", [])
+        if items:
+            return parse(PlayerItem, items[0])
+    return None
 
 
-async def create_player(db: Db, player: PlayerItem) -> PlayerItem:
-    """Write a new player and claim its e-mail address, both or neither. botocore gives the
-    transaction a ClientRequestToken and keeps it for its retries, so a retry of an attempt
-    that was applied but not answered succeeds without writing again."""
+async def create_player(db: Db, player: PlayerItem, legacy_email: str | None = None) -> PlayerItem:
+    """Write a new player and claim its e-mail address, both or neither, provided no claim
+    holds the address's legacy form either. botocore gives the transaction a
+    ClientRequestToken and keeps it for its retries, so a retry of an attempt that was applied
+    but not answered succeeds without writing again."""
     claim = {
         "pk": CLAIM_PK.format(email=player.email),
         "sk": CLAIM_SK,
         "playerId": player.player_id,
     }
+    legacy = (
+        (CLAIM_PK.format(email=legacy_email), CLAIM_SK)
+        if legacy_email is not None and legacy_email != player.email
+        else None
+    )
     item: dict[str, Any] = {**_keys(player), **player.attributes()}
     with watching(f"player {player.player_id!r}") as write:
         try:
-            await _write_player(db, item, claim)
+            await _write_player(db, item, claim, legacy)
         except (BotoCoreError, ClientError) as error:
             if isinstance(error, ClientError):
                 _raise_for_cancellation(error, player)
@@ -109,25 +131,36 @@ async def create_player(db: Db, player: PlayerItem) -> PlayerItem:
     return player
 
 
-async def _write_player(db: Db, item: dict[str, Any], claim: dict[str, Any]) -> None:
-    await db.client.transact_write_items(
-        TransactItems=[
+async def _write_player(
+    db: Db, item: dict[str, Any], claim: dict[str, Any], legacy: Key | None
+) -> None:
+    writes: list[Any] = [
+        {
+            "Put": {
+                "TableName": db.table,
+                "Item": serialize(item),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": db.table,
+                "Item": serialize(claim),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+    ]
+    if legacy is not None:
+        writes.append(
             {
-                "Put": {
+                "ConditionCheck": {
                     "TableName": db.table,
-                    "Item": serialize(item),
+                    "Key": serialize({"pk": legacy[0], "sk": legacy[1]}),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
-            },
-            {
-                "Put": {
-                    "TableName": db.table,
-                    "Item": serialize(claim),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-        ]
-    )
+            }
+        )
+    await db.client.transact_write_items(TransactItems=writes)
 
 
 def _raise_for_cancellation(error: ClientError, player: PlayerItem) -> None:
@@ -137,7 +170,7 @@ def _raise_for_cancellation(error: ClientError, player: PlayerItem) -> None:
         raise LeaderboardError(
             ErrorCode.PLAYER_EXISTS, f"player {player.player_id!r} already exists", "id"
         ) from None
-    if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+    if "ConditionalCheckFailed" in codes[1:]:
         raise LeaderboardError(
             ErrorCode.EMAIL_TAKEN, "that email belongs to another player", "email"
         ) from None

@@ -30,9 +30,9 @@ from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, board_key
+from dynamo.leaderboards import LeaderboardItem, board_key, is_family_board_id
 from dynamo.outcomes import watching
-from dynamo.players import player_key
+from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PlayerItem, player_key
 from dynamo.plays import BoardResult, Submission, SubmitResult, validated
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SessionItem, session_keys
@@ -156,6 +156,7 @@ async def _attempt(
         raise LeaderboardError(
             ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
         )
+    _check_totals(parse(PlayerItem, found[pkey]), sub)
     changes = [_decide(found, sub, t, session_id, at) for t in targets]
 
     session = SessionItem(
@@ -227,6 +228,7 @@ def _decide(
     bkey, ekey = _target_keys(sub.player_id, target)
     if bkey in found:
         board = parse(LeaderboardItem, found[bkey])
+        _check_owner(board, target)
     elif target.template is not None:
         board = target.template
     else:
@@ -247,17 +249,69 @@ def _decide(
     )
 
 
+def _check_owner(board: LeaderboardItem, target: _Target) -> None:
+    """Refuse a board that holds a family board's id without being that family's board (one
+    created by hand before those ids were reserved)."""
+    if target.template is not None and board.family_id != target.template.family_id:
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_EXISTS,
+            f"the board {board.leaderboard_id!r} of family {target.template.family_id!r} is "
+            "held by a board that does not belong to the family; nothing was recorded",
+            "familyIds",
+        )
+    if (
+        target.template is None
+        and board.family_id is None
+        and is_family_board_id(board.leaderboard_id)
+    ):
+        raise LeaderboardError(
+            ErrorCode.INVALID_ID,
+            f"leaderboard {board.leaderboard_id!r} has an id of the form reserved for the "
+            "boards of leaderboard families but belongs to no family; nothing was recorded",
+            "leaderboardIds",
+        )
+
+
+def _check_totals(player: PlayerItem, sub: Submission) -> None:
+    """Refuse a play that would take the player's sums past what their types carry."""
+    if player.lifetime_score + sub.score > MAX_LIFETIME_SCORE:
+        raise _totals_out_of_range(sub)
+    if player.games_played + 1 > MAX_GAMES_PLAYED:
+        raise _totals_out_of_range(sub)
+
+
+def _totals_out_of_range(sub: Submission) -> LeaderboardError:
+    return LeaderboardError(
+        ErrorCode.SCORE_OUT_OF_RANGE,
+        f"this play would take player {sub.player_id!r} past the largest lifetimeScore "
+        f"({MAX_LIFETIME_SCORE}) or gamesPlayed ({MAX_GAMES_PLAYED}); nothing was recorded",
+        "score",
+    )
+
+
 def _count_play(table: str, sub: Submission, at: datetime) -> dict[str, Any]:
+    """Add the play to the player's sums, on condition that they stay within their types (a
+    play racing this one is thus refused by the transaction itself). On a failed condition
+    the transaction returns the player's item, which tells a missing player from full sums."""
     pk, sk = player_key(sub.player_id)
     return {
         "Update": {
             "TableName": table,
             "Key": serialize({"pk": pk, "sk": sk}),
             "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
-            "ConditionExpression": "attribute_exists(pk)",
+            "ConditionExpression": "attribute_exists(pk)"
+            " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
+            " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
             "ExpressionAttributeValues": serialize(
-                {":now": at.isoformat().replace("+00:00", "Z"), ":score": sub.score, ":one": 1}
+                {
+                    ":now": at.isoformat().replace("+00:00", "Z"),
+                    ":score": sub.score,
+                    ":one": 1,
+                    ":room": MAX_LIFETIME_SCORE - sub.score,
+                    ":games": MAX_GAMES_PLAYED - 1,
+                }
             ),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
 
@@ -293,7 +347,10 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submissio
         for role, reason in zip(roles, reasons, strict=False)
         if reason.get("Code") not in (None, "None")
     ]
+    player = next((r for role, r in zip(roles, reasons, strict=False) if role == "player"), None)
     if ("player", "ConditionalCheckFailed") in failed:
+        if player is not None and player.get("Item"):
+            raise _totals_out_of_range(sub) from None
         raise LeaderboardError(
             ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
         ) from None

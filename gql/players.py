@@ -8,10 +8,10 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from dynamo.players import PlayerItem
+from dynamo.players import MAX_GAMES_PLAYED, PlayerItem
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.lookahead import selected_fields
-from gql.scalars import Long
+from gql.scalars import MAX_LONG, Long
 from gql.scores import Rank, Score
 from gql.sessions import Session
 from resolvers import players
@@ -58,7 +58,8 @@ class Player:
         return self._profile().name
 
     @strawberry.field(
-        description="Login e-mail address, lower-cased. Private: null unless the request "
+        description="Login e-mail address, normalised (NFKC, invisible characters removed, "
+        "local part case-folded, domain in IDNA form). Private: null unless the request "
         "carries an API key."
     )
     def email(self, info: Info[Context, None]) -> str | None:
@@ -66,11 +67,13 @@ class Player:
 
     @strawberry.field(description="Sum of the scores of all the player's sessions, on any board.")
     def lifetime_score(self) -> Long:
-        return Long(self._profile().lifetime_score)
+        # Plays cannot take the sum past MAX_LONG; a sum stored past it before that rule
+        # existed reads as MAX_LONG rather than failing the player (and its whole page).
+        return Long(min(self._profile().lifetime_score, MAX_LONG))
 
     @strawberry.field(description="Number of sessions the player has played.")
     def games_played(self) -> int:
-        return self._profile().games_played
+        return min(self._profile().games_played, MAX_GAMES_PLAYED)
 
     @strawberry.field(description="When the player was created.")
     def created_at(self) -> datetime:

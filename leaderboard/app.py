@@ -132,21 +132,28 @@ def _rank_index(
     settings: Settings, credentials: tuple[str, str] | None, *, project: bool
 ) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        redis = Redis.from_url(settings.redis_url or "")
-        index = RankIndex(redis, settings.table)
-        app[RANK_INDEX] = index
+        # Requests read through a client that gives up quickly (a hung Redis must not hold
+        # them: they fall back to the table); the projector writes through its own.
+        timeout = settings.limits.rank_index_timeout
+        redis = Redis.from_url(
+            settings.redis_url or "", socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+        app[RANK_INDEX] = RankIndex(redis, settings.table)
         stop = asyncio.Event()
         async with AsyncExitStack() as stack:
+            stack.push_async_callback(redis.aclose)
             if project:
+                writer = Redis.from_url(settings.redis_url or "")
+                stack.push_async_callback(writer.aclose)
                 stream = await stack.enter_async_context(
                     open_stream(settings, credentials, app[DB])
                 )
-                task = asyncio.create_task(Projector(stream, index).run(stop))
+                projector = Projector(stream, RankIndex(writer, settings.table))
+                task = asyncio.create_task(projector.run(stop))
             yield
             stop.set()
             if project:
                 await task
-        await redis.aclose()
 
     return lifecycle
 

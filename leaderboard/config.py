@@ -72,6 +72,9 @@ class Limits:
     trusted_proxy_hops: int = 0
     """Proxies (load balancers) in front of the service that append to X-Forwarded-For: the
     client's address is the one that many hops from the right. 0 uses the peer address."""
+    rank_index_timeout: float = 1.0
+    """Seconds a read of the rank index (Redis) may wait to connect or for an answer; past
+    it, as on any other Redis failure, the table's COUNTs answer instead."""
 
     @classmethod
     def from_env(cls) -> Limits:

@@ -70,7 +70,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     incoming = request.headers.get("X-Request-Id", "")
     request_id = incoming if _INCOMING_ID.fullmatch(incoming) else uuid.uuid4().hex
     request[REQUEST_ID] = request_id
-    calls = budget.begin().calls
+    spending = budget.begin()
+    calls = spending.calls
     started = time.perf_counter()
     status = 500
     try:
@@ -105,6 +106,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
                 "durationMs": round((time.perf_counter() - started) * 1000, 2),
                 "dynamodbCalls": sum(calls.values()),
                 "dynamodbCallsByOperation": dict(calls),
+                "rankIndexFallbacks": spending.rank_index_fallbacks,
             },
         )
     response.headers["X-Request-Id"] = request_id

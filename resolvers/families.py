@@ -31,7 +31,13 @@ async def resolve_family_board(
     window = period_window(family, validate_instant(at, "at"))
     if window is None:
         return None
-    return await ctx.loaders.leaderboard.load(window.leaderboard_id)
+    return _owned(family, await ctx.loaders.leaderboard.load(window.leaderboard_id))
+
+
+def _owned(family: FamilyItem, board: LeaderboardItem | None) -> LeaderboardItem | None:
+    """A stored board at a family board's id, if it is the family's own (not one created by
+    hand before those ids were reserved)."""
+    return board if board is not None and board.family_id == family.family_id else None
 
 
 async def resolve_family_current(ctx: Context, family: FamilyItem) -> LeaderboardItem | None:
@@ -40,7 +46,7 @@ async def resolve_family_current(ctx: Context, family: FamilyItem) -> Leaderboar
     window = period_window(family, at)
     if window is None:
         return None
-    stored = await ctx.loaders.leaderboard.load(window.leaderboard_id)
+    stored = _owned(family, await ctx.loaders.leaderboard.load(window.leaderboard_id))
     return stored or concrete_board(family, window, at)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo import players, scores, sessions
+from dynamo.emails import legacy_email
 from dynamo.ids import ID_PATTERN, new_session_id, validate_email, validate_id, validate_name
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
@@ -86,7 +87,9 @@ async def resolve_players(ctx: Context, player_ids: list[str]) -> list[PlayerIte
 
 
 async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None:
-    player = await players.get_player_by_email(ctx.db, validate_email(email))
+    player = await players.get_player_by_email(
+        ctx.db, validate_email(email), legacy=legacy_email(email)
+    )
     if player is not None:
         ctx.loaders.player.prime(player.player_id, player)
     return player
@@ -132,7 +135,7 @@ async def create_player(ctx: Context, player_id: str | None, name: str, email: s
         created_at=created,
         updated_at=created,
     )
-    await players.create_player(ctx.db, player)
+    await players.create_player(ctx.db, player, legacy_email=legacy_email(email))
     ctx.loaders.player.prime(player.player_id, player)
     return player
 

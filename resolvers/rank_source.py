@@ -2,16 +2,23 @@
 
 Both give the same numbers (standard competition ranks); the index answers in O(log N) and
 the COUNT reads every better entry. The index declines, and the table answers, for a board
-it does not hold completely or while its projector is behind the stream.
+it does not hold completely or while its projector is behind the stream. Any failure of Redis
+(refused or dropped connections, a timeout, a full connection pool, an error reply) is a
+decline too: the table answers, and the request's log line counts the fallback
+(``rankIndexFallbacks``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
-from dynamo import ranks
+from redis.exceptions import RedisError
+
+from dynamo import budget, ranks
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem, attained_at_of, rank_value
 from dynamo.table import Db
@@ -21,6 +28,27 @@ __all__ = ["RankInfo", "RankSource"]
 
 Key = tuple[str, str]
 """(playerId, leaderboardId)"""
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+
+async def _from_index(read: Awaitable[T | None]) -> T | None:
+    """What the index answered; None when it declined or failed (counted as a fallback)."""
+    try:
+        return await read
+    except (RedisError, OSError) as error:
+        # OSError: the socket's own failures (asyncio's TimeoutError included) if any
+        # escapes redis-py's wrapping.
+        spending = budget.current()
+        if spending is not None:
+            spending.rank_index_fallbacks += 1
+        log.warning(
+            "rank index unavailable, counting in the table",
+            extra={"error": type(error).__name__},
+        )
+        return None
 
 
 @dataclass(frozen=True)
@@ -64,7 +92,7 @@ class RankSource:
         asks: dict[str, list[tuple[str, str | None]]] = {}
         for player, board in keys:
             asks.setdefault(board, []).append((player, None))
-        found = await self.index.ranks(asks)
+        found = await _from_index(self.index.ranks(asks))
         if found is None:
             return {}
         answered: dict[Key, RankInfo] = {}
@@ -95,7 +123,7 @@ class RankSource:
                     for e in entries
                 ]
             }
-            found = await self.index.ranks(asks)
+            found = await _from_index(self.index.ranks(asks))
             answers = found.get(board.leaderboard_id) if found is not None else None
             if answers is not None:
                 return [
@@ -118,8 +146,12 @@ class RankSource:
         """Ranks of a contiguous run of the board's entries, best first."""
         if window and not from_top and self.index is not None:
             top = window[0]
-            better = await self.index.better_counts(board, [top])
-            listed = await self.index.listed_before(board, top)
+            better = await _from_index(self.index.better_counts(board, [top]))
+            listed = (
+                await _from_index(self.index.listed_before(board, top))
+                if better is not None
+                else None
+            )
             if better is not None and listed is not None:
                 better_than_top = next(iter(better.values()))
                 # Two reads: a change between them must not list the top before its betters.
