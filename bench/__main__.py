@@ -10,8 +10,8 @@
 4. :mod:`bench.charts`: the PNG charts of the first two.
 
 Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
-request of the mixed workload failed (or, under attack, a legitimate request failed or the
-target was missed); the parts after a failed one still run.
+request of the mixed workload failed (under attack too); the parts after a failed one still
+run.
 """
 
 from __future__ import annotations
