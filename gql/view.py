@@ -71,6 +71,8 @@ class Guards:
     """Seconds an operation may run."""
     max_calls: int | None = None
     """Database calls one operation may make."""
+    max_in_flight: int | None = None
+    """Database calls of one operation in flight at once."""
     body_timeout: float = 10.0
     """Seconds a client may take to send a request's body."""
     admission: Admission = field(
@@ -196,7 +198,11 @@ class LeaderboardView(GraphQLView[Context, None]):
         unconfirmed."""
         guards = self.guards
         spending = budget.current() or budget.begin()
-        spending.limit(seconds=guards.deadline, max_calls=guards.max_calls)
+        spending.limit(
+            seconds=guards.deadline,
+            max_calls=guards.max_calls,
+            max_in_flight=guards.max_in_flight,
+        )
         try:
             async with guards.admission.slot():
                 return await self._run(

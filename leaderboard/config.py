@@ -31,6 +31,10 @@ class Limits:
     max_dynamodb_calls: int = 300
     """Database calls one operation (or one push of a subscription) may make: the backstop
     behind the cost limit."""
+    max_dynamodb_in_flight: int = 8
+    """Database calls of one operation awaiting their answers at once; its other calls wait
+    their turn, so that one operation's fan-out does not queue ahead of every other
+    request's calls."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0
