@@ -31,7 +31,7 @@ class Limits:
     max_dynamodb_calls: int = 300
     """Database calls one operation (or one push of a subscription) may make: the backstop
     behind the cost limit."""
-    max_dynamodb_in_flight: int = 8
+    max_dynamodb_in_flight: int = 4
     """Database calls of one operation awaiting their answers at once; its other calls wait
     their turn, so that one operation's fan-out does not queue ahead of every other
     request's calls."""
