@@ -44,7 +44,7 @@ class Limits:
     queue_timeout: float = 1.0
     """Seconds an operation waits for a place before it is refused with SERVICE_OVERLOADED
     (HTTP 503, Retry-After)."""
-    anonymous_cost_per_second: float = 200.0
+    anonymous_cost_per_second: float = 100.0
     """Cost points an anonymous client address regains each second (see gql/cost.py)."""
     anonymous_cost_burst: int = 2000
     """Cost points an anonymous client address may spend at once."""
