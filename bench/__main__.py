@@ -31,7 +31,7 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
-        description="The whole benchmark: access patterns, mixed workload, charts.",
+        description="The whole benchmark: access patterns, mixed workload, under attack, charts.",
     )
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
     parser.add_argument(
