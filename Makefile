@@ -62,9 +62,11 @@ test: lint typecheck codegen schema-diff pytest
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
 
-# The whole benchmark (about 12 minutes on two cores, not part of `make test`): access
+# The whole benchmark (about 14 minutes on two cores, not part of `make test`): access
 # patterns at 1k, 10k and 100k entries, the mixed workload at 1-64 clients against
-# `leaderboard serve` in its own process, and the PNG charts; results in bench/results/.
+# `leaderboard serve` in its own process, the same workload at 8 clients under attack by 4
+# anonymous clients sending the costliest documents the limits admit, and the PNG charts;
+# results in bench/results/.
 bench: install redis
 	$(BIN)/python -m bench
 

@@ -5,10 +5,13 @@
    size on a fresh DynamoDB Local;
 2. :mod:`bench.mixed`: the mixed workload (80% reads, 20% submissions) against
    ``leaderboard serve`` in its own process at 1, 8, 32 and 64 concurrent clients;
-3. :mod:`bench.charts`: the PNG charts of both.
+3. :mod:`bench.attack`: the mixed workload at 8 clients alone, then while 4 anonymous attackers
+   send the costliest documents the limits admit;
+4. :mod:`bench.charts`: the PNG charts of the first two.
 
 Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
-request of the mixed workload failed; the parts after a failed one still run.
+request of the mixed workload failed (under attack too); the parts after a failed one still
+run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench import access_patterns, charts, mixed
+from bench import access_patterns, attack, charts, mixed
 from bench.report import log
 
 __all__ = ["main"]
@@ -28,23 +31,25 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
-        description="The whole benchmark: access patterns, mixed workload, charts.",
+        description="The whole benchmark: access patterns, mixed workload, under attack, charts.",
     )
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a short smoke run (1,000 and 10,000 entries, 30 requests; 8 s levels)",
+        help="a short smoke run (1,000 and 10,000 entries, 30 requests; 8 s levels and runs)",
     )
     args = parser.parse_args(argv)
     out = ["--out", str(args.out)]
-    patterns_args, mixed_args = list(out), list(out)
+    patterns_args, mixed_args, attack_args = list(out), list(out), list(out)
     if args.quick:
         patterns_args += ["--entries", "1000", "10000", "--requests", "30", "--op-seconds", "5"]
         mixed_args += ["--duration", "8", "--warmup", "2"]
+        attack_args += ["--duration", "8", "--warmup", "2", "--prewarm", "3"]
     parts: list[tuple[str, Callable[[], int]]] = [
         ("access patterns", lambda: access_patterns.main(patterns_args)),
         ("mixed workload", lambda: mixed.main(mixed_args)),
+        ("under attack", lambda: attack.main(attack_args)),
         ("charts", lambda: charts.main(out)),
     ]
     status = 0

@@ -33,8 +33,11 @@ __all__ = [
     "Kind",
     "WorkerPlan",
     "WorkerResult",
+    "forwarded_address",
     "kinds",
+    "mark_window",
     "run_worker",
+    "window_cpu_seconds",
 ]
 
 REQUEST_TIMEOUT_SECONDS = 30.0
@@ -71,6 +74,14 @@ class WorkerPlan:
     profile_players: list[str]
     """Players with an entry on every profile board."""
     top_score: int
+    network: int | None = None
+    """With a number, each client claims an address of its own in ``10.<network>.0.0/16`` in
+    X-Forwarded-For (see :func:`forwarded_address`), as clients behind a load balancer do."""
+
+
+def forwarded_address(network: int, client: int) -> str:
+    """The address client number ``client`` of ``network`` (0 to 255) claims."""
+    return f"10.{network}.{client // 256 % 256}.{client % 256}"
 
 
 @dataclass
@@ -190,7 +201,11 @@ def kinds(plan: WorkerPlan) -> dict[str, Kind]:
 
 
 async def _send(
-    http: aiohttp.ClientSession, plan: WorkerPlan, kind: Kind, rng: random.Random
+    http: aiohttp.ClientSession,
+    plan: WorkerPlan,
+    kind: Kind,
+    rng: random.Random,
+    headers: dict[str, str],
 ) -> tuple[str | None, str]:
     """Send one request; its error code (None when it succeeded) and a short description."""
     body = {
@@ -199,7 +214,7 @@ async def _send(
         "variables": kind.variables(rng),
     }
     try:
-        async with http.post(plan.url, json=body) as response:
+        async with http.post(plan.url, json=body, headers=headers) as response:
             status = response.status
             answer: Any = await response.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:
@@ -212,6 +227,20 @@ async def _send(
         return f"HTTP_{status}", str(answer)[:300]
     problem = kind.check(answer.get("data") if isinstance(answer, dict) else None)
     return problem, "" if problem is None else str(answer)[:300]
+
+
+async def mark_window(window_start: float, window_end: float, cpu: dict[str, float]) -> None:
+    """Note this process's CPU time in ``cpu`` at ``window_start`` and at ``window_end``
+    (``time.perf_counter()`` times)."""
+    await asyncio.sleep(max(0.0, window_start - time.perf_counter()))
+    cpu["start"] = time.process_time()
+    await asyncio.sleep(max(0.0, window_end - time.perf_counter()))
+    cpu["end"] = time.process_time()
+
+
+def window_cpu_seconds(cpu: dict[str, float]) -> float:
+    """The CPU seconds between the two times :func:`mark_window` noted."""
+    return cpu.get("end", time.process_time()) - cpu.get("start", 0.0)
 
 
 async def _run(plan: WorkerPlan) -> WorkerResult:
@@ -233,18 +262,17 @@ async def _run(plan: WorkerPlan) -> WorkerResult:
     headers = {"Authorization": f"Bearer {plan.api_key}"}
     cpu: dict[str, float] = {}
 
-    async def mark_window() -> None:
-        await asyncio.sleep(max(0.0, window_start - time.perf_counter()))
-        cpu["start"] = time.process_time()
-        await asyncio.sleep(max(0.0, window_end - time.perf_counter()))
-        cpu["end"] = time.process_time()
-
     async def client(number: int, http: aiohttp.ClientSession) -> None:
         rng = random.Random(plan.seed * 1_000_003 + number)
+        headers = (
+            {"X-Forwarded-For": forwarded_address(plan.network, number)}
+            if plan.network is not None
+            else {}
+        )
         while time.perf_counter() < window_end:
             kind = mix[rng.choices(names, weights)[0]]
             started = time.perf_counter()
-            code, detail = await _send(http, plan, kind, rng)
+            code, detail = await _send(http, plan, kind, rng, headers)
             done = time.perf_counter()
             inside = window_start <= done < window_end
             if code is not None:
@@ -257,12 +285,12 @@ async def _run(plan: WorkerPlan) -> WorkerResult:
 
     async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as http:
         await asyncio.gather(
-            mark_window(),
+            mark_window(window_start, window_end, cpu),
             *(client(plan.first_client + i, http) for i in range(plan.clients)),
         )
     result.latencies = latencies
     result.errors = {name: dict(c) for name, c in errors.items() if c}
-    result.cpu_seconds = cpu.get("end", time.process_time()) - cpu.get("start", 0.0)
+    result.cpu_seconds = window_cpu_seconds(cpu)
     result.window_seconds = plan.duration_seconds
     return result
 

@@ -47,9 +47,9 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ from bench.hotspots import HotspotReport, finish_profile, profile_process
 from bench.loadgen import MIX, WorkerPlan, WorkerResult, run_worker
 from bench.loading import load_boards_with_batch_writes
 from bench.measure import percentiles
-from bench.processes import dynamodb_local_pid, rank_indexer, service_process
+from bench.processes import ServiceProcess, dynamodb_local_pid, rank_indexer, service_process
 from bench.procstat import MachineTimes, cpu_seconds, machine_times, memory_kib
 from bench.rank_stack import wait_in_sync
 from bench.report import log, machine_info
@@ -82,8 +82,16 @@ __all__ = [
     "LevelResult",
     "MixedResult",
     "Options",
+    "Pids",
+    "Seeded",
+    "Stack",
+    "level_line",
     "main",
+    "measure_level",
     "run",
+    "running_stack",
+    "settings_of",
+    "setup_of",
 ]
 
 SYNC_TIMEOUT_SECONDS = 300.0
@@ -178,6 +186,9 @@ class Options:
     profile: int | None
     prewarm: float = 10.0
     """Seconds of unrecorded load at PREWARM_CLIENTS clients before the first level."""
+    network: int | None = None
+    """With a number, each client claims an X-Forwarded-For address of its own in
+    ``10.<network>.0.0/16`` (see :func:`bench.loadgen.forwarded_address`)."""
 
 
 def _parse(argv: Sequence[str] | None) -> Options:
@@ -313,14 +324,14 @@ async def _seed(
 
 
 @dataclass(frozen=True)
-class _Pids:
+class Pids:
     service: int
     dynamodb_local: int | None
     rank_indexer: int | None
     redis_url: str | None
 
 
-def _cpu_snapshot(pids: _Pids, redis: SyncRedis | None) -> dict[str, float]:
+def _cpu_snapshot(pids: Pids, redis: SyncRedis | None) -> dict[str, float]:
     snapshot = {"service": cpu_seconds(pids.service), "driver": time.process_time()}
     if pids.dynamodb_local is not None:
         snapshot["dynamodb_local"] = cpu_seconds(pids.dynamodb_local)
@@ -356,27 +367,35 @@ def _plans(
                 players=players,
                 profile_players=profiled,
                 top_score=max(1, options.entries // 3),
+                network=options.network,
             )
         )
         first += share
     return plans
 
 
-def _level(
-    pool: Executor,
+Companions = Callable[[float], Sequence[Future[Any]]]
+"""Work run beside a level's clients: given the level's common start (``time.time()``), it
+submits its tasks and returns their futures."""
+
+
+def measure_level(
+    stack: Stack,
+    options: Options,
     clients: int,
     *,
-    url: str,
-    options: Options,
-    seeded: Seeded,
-    pids: _Pids,
     level: int,
     profile_to: Path | None = None,
-) -> tuple[LevelResult, HotspotReport | None]:
+    companions: Companions | None = None,
+) -> tuple[LevelResult, HotspotReport | None, list[Any]]:
+    """Run ``clients`` clients for the warm-up and the window and measure them; with
+    ``companions``, their tasks run beside the clients and their results are returned too."""
+    pool, pids, url = stack.pool, stack.pids, stack.service.url
     plans = _plans(
-        clients, options.generators, url=url, options=options, seeded=seeded, level=level
+        clients, options.generators, url=url, options=options, seeded=stack.seeded, level=level
     )
     futures = [pool.submit(run_worker, plan) for plan in plans]
+    beside = list(companions(plans[0].start_at)) if companions is not None else []
     redis = SyncRedis.from_url(pids.redis_url) if pids.redis_url else None
     try:
         load_start = os.getloadavg()[0]
@@ -395,6 +414,7 @@ def _level(
         after, machine_after = _cpu_snapshot(pids, redis), machine_times()
         elapsed = time.perf_counter() - measured_from
         results: list[WorkerResult] = [f.result() for f in futures]
+        companion_results = [f.result() for f in beside]
         hotspots = None
         if recorder is not None and profile_to is not None:
             hotspots = finish_profile(recorder, profile_to, options.duration)
@@ -419,6 +439,7 @@ def _level(
             profiled=profile_to is not None,
         ),
         hotspots,
+        companion_results,
     )
 
 
@@ -495,10 +516,11 @@ def _summarize(
     )
 
 
-def _level_line(level: LevelResult) -> str:
+def level_line(level: LevelResult, label: str = "mixed") -> str:
+    """A progress line summing up ``level``."""
     errors = sum(level.errors.values())
     return (
-        f"[mixed] {level.clients:>2} clients: {level.throughput_rps:.0f} req/s,"
+        f"[{label}] {level.clients:>2} clients: {level.throughput_rps:.0f} req/s,"
         f" p50 {level.p50_ms:.1f} ms, p99 {level.p99_ms:.1f} ms, errors {errors},"
         f" service {level.cpu_cores['service']:.2f} cores,"
         f" RSS {level.service_rss_mib:.0f} MiB" + (" (profiled)" if level.profiled else "")
@@ -529,10 +551,31 @@ def _ready() -> bool:
 # -- the run -------------------------------------------------------------------------------
 
 
-def run(options: Options) -> MixedResult:
-    """Set up the stack, run every level (and the profiled one, if asked) and return the
-    results."""
-    started = time.perf_counter()
+@dataclass
+class Stack:
+    """Everything a level runs against: the service, the processes measured, the loaded
+    players, the pool of load-generator processes, and notes for the report."""
+
+    service: ServiceProcess
+    pids: Pids
+    seeded: Seeded
+    machine: dict[str, Any]
+    pool: Executor
+    notes: list[str]
+
+    def peak_rss_mib(self) -> float:
+        """The service's VmHWM so far."""
+        return memory_kib(self.service.pid).get("VmHWM", 0) / 1024
+
+
+@contextmanager
+def running_stack(
+    options: Options, *, workers: int, environment: Mapping[str, str] | None = None
+) -> Iterator[Stack]:
+    """A fresh DynamoDB Local (and, with the rank index, redis-server and the projector), the
+    boards loaded, ``leaderboard serve`` running with ``environment`` added to its own, and a
+    pool of ``workers`` load-generator processes, pre-warmed with ``options.prewarm``
+    seconds of load; all stopped on leaving."""
     rng = random.Random(options.seed)
     table = f"mixed-{uuid.uuid4().hex[:8]}"
     notes: list[str] = []
@@ -555,13 +598,18 @@ def run(options: Options) -> MixedResult:
             )
         seeded = asyncio.run(_seed(local.endpoint_url, table, options.entries, redis_url, rng))
         service = stack.enter_context(
-            service_process(local.endpoint_url, table=table, redis_url=redis_url, log_dir=logs)
+            service_process(
+                local.endpoint_url,
+                table=table,
+                redis_url=redis_url,
+                log_dir=logs,
+                environment=environment,
+            )
         )
         log(f"[mixed] service pid {service.pid} at {service.url}")
-        pids = _Pids(service.pid, dynamodb_local_pid(), indexer_pid, redis_url)
+        pids = Pids(service.pid, dynamodb_local_pid(), indexer_pid, redis_url)
         if pids.dynamodb_local is None:
             notes.append("DynamoDB Local's process was not found: its CPU is not reported.")
-        workers = max(1, min(options.generators, max(options.clients)))
         pool = stack.enter_context(
             ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
         )
@@ -570,37 +618,12 @@ def run(options: Options) -> MixedResult:
         failed = _prewarm(pool, url=service.url, options=options, seeded=seeded)
         if failed:
             notes.append(f"{failed} request(s) failed during the unrecorded pre-warm load.")
-        levels: list[LevelResult] = []
-        for number, clients in enumerate(options.clients):
-            level, _ = _level(
-                pool,
-                clients,
-                url=service.url,
-                options=options,
-                seeded=seeded,
-                pids=pids,
-                level=number,
-            )
-            log(_level_line(level))
-            levels.append(level)
-        hotspots: HotspotReport | None = None
-        if options.profile is not None:
-            options.out.mkdir(parents=True, exist_ok=True)
-            level, hotspots = _level(
-                pool,
-                options.profile,
-                url=service.url,
-                options=options,
-                seeded=seeded,
-                pids=pids,
-                level=len(options.clients),
-                profile_to=options.out / f"profile-{options.profile}.txt",
-            )
-            log(_level_line(level))
-            levels.append(level)
-        peak = memory_kib(service.pid).get("VmHWM", 0) / 1024
-        log_bytes = service.log_path.stat().st_size
-    settings = {
+        yield Stack(service, pids, seeded, machine, pool, notes)
+
+
+def settings_of(options: Options) -> dict[str, Any]:
+    """The settings a report states."""
+    return {
         "clients": options.clients,
         "duration_seconds": options.duration,
         "warmup_seconds": options.warmup,
@@ -613,7 +636,10 @@ def run(options: Options) -> MixedResult:
         "prewarm_seconds": options.prewarm,
         "prewarm_clients": PREWARM_CLIENTS,
     }
-    setup = {
+
+
+def setup_of(seeded: Seeded) -> dict[str, Any]:
+    return {
         "boards": seeded.board_entries,
         "items": seeded.items,
         "load_seconds": round(seeded.load_seconds, 1),
@@ -621,16 +647,43 @@ def run(options: Options) -> MixedResult:
         "sync_seconds": round(seeded.sync_seconds, 1),
         "load_method": "BatchWriteItem (every entry)",
     }
+
+
+def run(options: Options) -> MixedResult:
+    """Set up the stack, run every level (and the profiled one, if asked) and return the
+    results."""
+    started = time.perf_counter()
+    workers = max(1, min(options.generators, max(options.clients)))
+    with running_stack(options, workers=workers) as stack:
+        levels: list[LevelResult] = []
+        for number, clients in enumerate(options.clients):
+            level, _, _ = measure_level(stack, options, clients, level=number)
+            log(level_line(level))
+            levels.append(level)
+        hotspots: HotspotReport | None = None
+        if options.profile is not None:
+            options.out.mkdir(parents=True, exist_ok=True)
+            level, hotspots, _ = measure_level(
+                stack,
+                options,
+                options.profile,
+                level=len(options.clients),
+                profile_to=options.out / f"profile-{options.profile}.txt",
+            )
+            log(level_line(level))
+            levels.append(level)
+        peak = stack.peak_rss_mib()
+        log_bytes = stack.service.log_path.stat().st_size
     return MixedResult(
-        machine=machine,
-        settings=settings,
-        setup=setup,
+        machine=stack.machine,
+        settings=settings_of(options),
+        setup=setup_of(stack.seeded),
         levels=levels,
         service_peak_rss_mib=peak,
         service_log_bytes=log_bytes,
         total_seconds=time.perf_counter() - started,
         hotspots=hotspots,
-        notes=notes,
+        notes=stack.notes,
     )
 
 

@@ -24,7 +24,15 @@ from bench.report import (
     save_results,
 )
 
-__all__ = ["mixed_markdown", "targets", "write_results"]
+__all__ = [
+    "CPU_COLUMNS",
+    "errors_section",
+    "kinds_table",
+    "levels_table",
+    "mixed_markdown",
+    "targets",
+    "write_results",
+]
 
 _KIND_DOCS = {
     "leaderboard page": "`LeaderboardPage`, first 100, main board",
@@ -34,7 +42,7 @@ _KIND_DOCS = {
     "rank": "`PlayerRank`, main board",
     "submitScore": "`SubmitScore`, one play entering the 3 boards, fresh submissionId",
 }
-_CPU_COLUMNS = (
+CPU_COLUMNS: tuple[tuple[str, str], ...] = (
     ("service", "service"),
     ("dynamodb_local", "DynamoDB Local"),
     ("redis", "Redis"),
@@ -113,18 +121,31 @@ def _cell(level: LevelResult, kind: str) -> str:
     return f"{k.p50_ms:.1f} / {k.p99_ms:.1f} ({k.requests})"
 
 
-def _levels_table(levels: Sequence[LevelResult]) -> list[str]:
-    cpu_header = " / ".join(label for _, label in _CPU_COLUMNS)
+def _labels(levels: Sequence[LevelResult], labels: Sequence[str] | None) -> list[str]:
+    if labels is not None:
+        return list(labels)
+    return [f"{lv.clients} (profiled)" if lv.profiled else str(lv.clients) for lv in levels]
+
+
+def levels_table(
+    levels: Sequence[LevelResult],
+    *,
+    labels: Sequence[str] | None = None,
+    cpu_columns: Sequence[tuple[str, str]] = CPU_COLUMNS,
+) -> list[str]:
+    """Throughput, latency, memory and CPU, a row per level (labelled by its clients, or by
+    ``labels``)."""
+    cpu_header = " / ".join(label for _, label in cpu_columns)
     rows = [
-        f"| clients | req/s | p50 ms | p95 ms | p99 ms | errors | service RSS MiB (peak so far)"
+        f"| {'clients' if labels is None else 'run'} | req/s | p50 ms | p95 ms | p99 ms | errors"
+        " | service RSS MiB (peak so far)"
         f" | CPU cores: {cpu_header} | service CPU ms / request | load avg start / end |",
         "|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|",
     ]
-    for lv in levels:
+    for lv, label in zip(levels, _labels(levels, labels), strict=True):
         cpu = " / ".join(
-            f"{lv.cpu_cores[key]:.2f}" if key in lv.cpu_cores else "-" for key, _ in _CPU_COLUMNS
+            f"{lv.cpu_cores[key]:.2f}" if key in lv.cpu_cores else "-" for key, _ in cpu_columns
         )
-        label = f"{lv.clients} (profiled)" if lv.profiled else str(lv.clients)
         per_request = (
             f"{1000 * lv.cpu_cores['service'] / lv.throughput_rps:.1f}"
             if lv.throughput_rps
@@ -139,9 +160,10 @@ def _levels_table(levels: Sequence[LevelResult]) -> list[str]:
     return rows
 
 
-def _kinds_table(levels: Sequence[LevelResult]) -> list[str]:
+def kinds_table(levels: Sequence[LevelResult], *, labels: Sequence[str] | None = None) -> list[str]:
+    """p50 / p99 of each kind of request, a column per level."""
     header = " | ".join(
-        f"{lv.clients} clients" + (" (profiled)" if lv.profiled else "") for lv in levels
+        label if labels is not None else f"{label} clients" for label in _labels(levels, labels)
     )
     rows = [f"| kind | share | {header} |", "|---|--:|" + "--:|" * len(levels)]
     for kind, weight in MIX:
@@ -150,18 +172,25 @@ def _kinds_table(levels: Sequence[LevelResult]) -> list[str]:
     return rows
 
 
-def _errors_section(levels: Sequence[LevelResult]) -> list[str]:
+def errors_section(
+    levels: Sequence[LevelResult], *, labels: Sequence[str] | None = None
+) -> list[str]:
+    """The failed requests by level, kind and code, and the first failures."""
+    named = dict(zip((id(lv) for lv in levels), _labels(levels, labels), strict=True))
     failed = [lv for lv in levels if lv.errors]
     if not failed:
         return [
             "No request failed (HTTP status, GraphQL errors, payload errors and the"
             " presence of every result were checked)."
         ]
-    lines = ["| clients | kind | code | requests |", "|--:|---|---|--:|"]
+    lines = [
+        f"| {'clients' if labels is None else 'run'} | kind | code | requests |",
+        "|--:|---|---|--:|",
+    ]
     for lv in failed:
         for k in lv.kinds:
             for code, count in sorted(k.errors.items()):
-                lines.append(f"| {lv.clients} | {k.kind} | {code} | {count} |")
+                lines.append(f"| {named[id(lv)]} | {k.kind} | {code} | {count} |")
     lines += ["", "First failures:", ""]
     lines += [f"- `{sample}`" for lv in failed for sample in lv.error_samples]
     return lines
@@ -206,7 +235,7 @@ def mixed_markdown(result: MixedResult, out: Path) -> str:
         "",
         "## Throughput and latency",
         "",
-        *_levels_table(result.levels),
+        *levels_table(result.levels),
         "",
         "CPU cores: CPU seconds per second of the measured window (1.00 = one core busy; the"
         " machine has "
@@ -217,11 +246,11 @@ def mixed_markdown(result: MixedResult, out: Path) -> str:
         "",
         "## Latency by kind: p50 / p99 ms (successful requests in the window)",
         "",
-        *_kinds_table(result.levels),
+        *kinds_table(result.levels),
         "",
         "## Errors",
         "",
-        *_errors_section(result.levels),
+        *errors_section(result.levels),
         "",
         "## Against the targets",
         "",

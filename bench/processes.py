@@ -114,11 +114,17 @@ def _child(command: list[str], env: Mapping[str, str], log_path: Path) -> Iterat
 
 @contextmanager
 def service_process(
-    endpoint_url: str, *, table: str, redis_url: str | None, log_dir: Path
+    endpoint_url: str,
+    *,
+    table: str,
+    redis_url: str | None,
+    log_dir: Path,
+    environment: Mapping[str, str] | None = None,
 ) -> Iterator[ServiceProcess]:
     """Run ``leaderboard serve`` on a free loopback port against ``table`` (which must exist)
-    at ``endpoint_url``; yield once ``/healthz`` answers 200 (and, with ``redis_url``, the rank
-    index is in sync)."""
+    at ``endpoint_url``, with ``environment`` added to :func:`service_env`'s (limits, say:
+    ``LEADERBOARD_LIMIT_<NAME>``); yield once ``/healthz`` answers 200 (and, with
+    ``redis_url``, the rank index is in sync)."""
     port = free_port("127.0.0.1")
     log_path = log_dir / "service.log"
     command = [
@@ -133,7 +139,7 @@ def service_process(
         "--port",
         str(port),
     ]
-    env = service_env(table=table, redis_url=redis_url)
+    env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
     base = f"http://127.0.0.1:{port}"
     with _child(command, env, log_path) as process:
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS

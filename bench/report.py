@@ -17,6 +17,7 @@ from bench.stack import dynamodb_local_version
 from leaderboard.embedded import DYNAMODB_LOCAL, DynamoDBLocal
 
 __all__ = [
+    "ATTACK_P99_RATIO",
     "RSS_TARGET_MB",
     "TARGET_CLIENTS",
     "TARGET_P99_MS",
@@ -44,6 +45,9 @@ TARGET_P99_MS = 250.0
 """... with a p99 latency at most this."""
 RSS_TARGET_MB = 250.0
 """Target: the service's peak resident memory at most this many MB (10^6 bytes)."""
+ATTACK_P99_RATIO = 2.0
+"""Target: under attack, the legitimate clients' p99 at most this many times their p99
+without attackers, same run."""
 
 
 def log(message: str) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "new_board",
     "new_boards",
     "new_player",
+    "player_id",
     "plays",
 ]
 
@@ -109,6 +110,11 @@ def board_ids_of(n: int) -> tuple[str, ...]:
     return (BOARD_ID,)
 
 
+def player_id(n: int) -> str:
+    """The id of player number ``n`` (from 1)."""
+    return f"player-{n:06d}"
+
+
 def plays(count: int, rng: random.Random, *, extra_boards: bool = False) -> list[Submission]:
     """One play per player; scores in 0..count/3, so many players share a score. Every play
     enters the main board; with ``extra_boards`` some also enter the season and daily boards
@@ -116,7 +122,7 @@ def plays(count: int, rng: random.Random, *, extra_boards: bool = False) -> list
     top = max(1, count // 3)
     return [
         Submission(
-            player_id=f"player-{n:06d}",
+            player_id=player_id(n),
             game_id=rng.choice(GAMES),
             score=rng.randint(0, top),
             leaderboard_ids=board_ids_of(n) if extra_boards else (BOARD_ID,),

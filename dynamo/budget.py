@@ -1,4 +1,5 @@
-"""What one request may spend of the database: a deadline and a number of calls.
+"""What one request may spend of the database: a deadline, a number of calls, and how many of
+them may be in flight at once.
 
 A request may also have only so many calls under way at once: a document that reads a hundred
 items' lists does not take every connection of the process's pool at once, and the calls of
@@ -9,6 +10,11 @@ variable, so every task the request starts, and every callback a DataLoader sche
 charges the same budget. Each DynamoDB call is charged before it is sent: past the deadline,
 or at the cap, the call is refused and never reaches the database, so a request that ran out
 stops making calls even where a task of it is still running.
+
+A request whose calls fan out (a page of players, each with its own Query) sends at most
+``max_in_flight`` of them at once; the others wait for one of them to be answered. Its calls
+then take turns with every other request's, in the client's connection pool and on the event
+loop, instead of queueing a hundred calls ahead of them.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ class Budget:
     max_calls: int | None = None
     """How many calls the request may make in all; None for no cap."""
     max_in_flight: int | None = None
-    """How many of its calls may be under way at once; None for no bound."""
+    """How many of its calls may be under way at once; None (or 0) for no bound."""
     calls: Counter[str] = field(default_factory=Counter)
     rank_index_fallbacks: int = 0
     """Rank reads the index failed to answer (Redis unreachable, timed out, its pool full)
@@ -55,7 +61,8 @@ class Budget:
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.max_calls = max_calls
         self.max_in_flight = max_in_flight
-        self._gate = None if max_in_flight is None else asyncio.Semaphore(max_in_flight)
+        # (0, like None, leaves them unbounded.)
+        self._gate = asyncio.Semaphore(max_in_flight) if max_in_flight else None
 
     async def enter(self) -> bool:
         """Wait until one more call of the request may be under way; whether it had to ask

@@ -111,7 +111,7 @@ def create_app(
     guards = Guards(
         deadline=limits.request_deadline,
         max_calls=limits.max_dynamodb_calls,
-        max_in_flight=limits.max_calls_in_flight,
+        max_in_flight=limits.max_dynamodb_in_flight,
         body_timeout=limits.body_timeout,
         admission=app[ADMISSION],
         allowances=Allowances(

@@ -32,9 +32,10 @@ class Limits:
     """Database calls one operation (or one push of a subscription) may make: the backstop
     behind the cost limit. A point of cost stands for at most one call, so a document within
     the cost limit (1000) never reaches it."""
-    max_calls_in_flight: int = 16
-    """Database calls of one operation under way at once (of the client's pool of 64
-    connections): a document reading many lists does not hold the pool alone."""
+    max_dynamodb_in_flight: int = 4
+    """Database calls of one operation awaiting their answers at once; its other calls wait
+    their turn, so that one operation's fan-out neither holds the client's pool of 64
+    connections nor queues ahead of every other request's calls."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0
@@ -49,7 +50,7 @@ class Limits:
     """Points of cost (gql/cost.py) executing at once in the process, at least the most one
     document may cost (1000): two of the heaviest documents, or hundreds of small ones; a
     document waits for room like for a place (queue_timeout)."""
-    anonymous_cost_per_second: float = 200.0
+    anonymous_cost_per_second: float = 100.0
     """Cost points an anonymous client address regains each second (see gql/cost.py)."""
     anonymous_cost_burst: int = 2000
     """Cost points an anonymous client address may spend at once."""

@@ -5,7 +5,6 @@ not count against the backend's health; heavy documents do not starve small ones
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -179,29 +178,3 @@ async def test_heavy_documents_do_not_starve_small_queries(api: Api) -> None:
     assert admission.points_in_use == 0
     assert api.http.app[BREAKER].state == "closed"
     assert (await healthz(api))[0] == 200
-
-
-async def test_a_request_has_a_bounded_number_of_calls_under_way(
-    settings: Settings, proxy: FaultProxy
-) -> None:
-    limits = replace(settings.limits, max_calls_in_flight=3)
-    async with _serve(replace(settings, endpoint_url=proxy.url, limits=limits), None) as api:
-        ids = [f"p{n}" for n in range(10)]
-        for player in ids:
-            await api.create_player(player)
-        # The players in one BatchGetItem, then one Query for each one's sessions: ten that
-        # could all be under way at once.
-        query = f"""{{ players(ids: {json.dumps(ids)}) {{
-            sessions(first: 1) {{ edges {{ node {{ id }} }} }} }} }}"""
-        release = asyncio.Event()
-        proxy.inject(Rule(Fault.HOLD, "Query", released=release))
-        asked = asyncio.create_task(post(api, query))
-        try:
-            await asyncio.wait_for(proxy.wait_received("Query", 3), timeout=30)
-            await asyncio.sleep(0.5)
-            assert proxy.received["Query"] == 3
-        finally:
-            release.set()
-        status, _, body = await asked
-        assert (status, body["data"]["players"]) == (200, [{"sessions": {"edges": []}}] * 10)
-        assert proxy.received["Query"] == 10
