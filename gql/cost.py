@@ -196,36 +196,25 @@ class _Costing:
             name = definition.variable.name.value
             if self.variables.get(name) is None and definition.default_value is not None:
                 self.variables[name] = value_from_ast_untyped(definition.default_value)
-        self._memo: dict[tuple[int, str], int] = {}
+        self._memo: dict[tuple[int, str, tuple[str, ...], int], int] = {}
 
-    def _fields(
-        self, selections: SelectionSetNode, parent: GraphQLObjectType
-    ) -> Iterator[tuple[FieldNode, GraphQLObjectType]]:
-        """The fields of a selection set with the type each is selected on, fragments
-        expanded one level (their own fragments are costed through the memo)."""
-        for selection in selections.selections:
-            if isinstance(selection, FieldNode):
-                yield selection, parent
-            elif isinstance(selection, InlineFragmentNode):
-                on = self._condition(selection.type_condition, parent)
-                yield from self._fields(selection.selection_set, on)
-            elif isinstance(selection, FragmentSpreadNode):
-                fragment = self.fragments.get(selection.name.value)
-                if fragment is not None:
-                    on = self._condition(fragment.type_condition, parent)
-                    yield from self._fields(fragment.selection_set, on)
+    def _spread(
+        self, selection: InlineFragmentNode | FragmentSpreadNode, parent: GraphQLObjectType
+    ) -> tuple[SelectionSetNode, GraphQLObjectType] | None:
+        """The selections a fragment adds, and the type they are selected on."""
+        if isinstance(selection, InlineFragmentNode):
+            return selection.selection_set, self._condition(selection.type_condition, parent)
+        fragment = self.fragments.get(selection.name.value)
+        if fragment is None:
+            return None
+        return fragment.selection_set, self._condition(fragment.type_condition, parent)
 
     def _condition(self, condition: Any, parent: GraphQLObjectType) -> GraphQLObjectType:
         named = self.schema.get_type(condition.name.value) if condition is not None else None
         return named if isinstance(named, GraphQLObjectType) else parent
 
     def selection_cost(self, selections: SelectionSetNode, parent: GraphQLObjectType) -> int:
-        key = (id(selections), parent.name)
-        cost = self._memo.get(key)
-        if cost is None:
-            cost = sum(self.field_cost(f, on) for f, on in self._fields(selections, parent))
-            self._memo[key] = cost
-        return cost
+        return self._items_cost(selections, parent, (), 1)
 
     def field_cost(self, node: FieldNode, parent: GraphQLObjectType) -> int:
         name = node.name.value
@@ -248,22 +237,37 @@ class _Costing:
         size: int,
     ) -> int:
         """The cost of a list's selections: those on the path to its items ``size`` times,
-        the others once."""
-        if not path:
-            return size * self.selection_cost(selections, parent)
+        the others once. A fragment's selections are costed on their own, once for each
+        (type, path, size) they are met with, whatever the number of spreads."""
+        key = (id(selections), parent.name, path, size)
+        cost = self._memo.get(key)
+        if cost is not None:
+            return cost
         cost = 0
-        for field, on in self._fields(selections, parent):
-            definition = on.fields.get(field.name.value)
-            returned = get_named_type(definition.type) if definition is not None else None
-            if (
-                field.name.value == path[0]
-                and field.selection_set is not None
-                and isinstance(returned, GraphQLObjectType)
-            ):
-                cost += self._items_cost(field.selection_set, returned, path[1:], size)
-            else:
-                cost += self.field_cost(field, on)
+        for selection in selections.selections:
+            if isinstance(selection, FieldNode):
+                cost += self._field_in_list(selection, parent, path, size)
+            elif isinstance(selection, InlineFragmentNode | FragmentSpreadNode):
+                spread = self._spread(selection, parent)
+                if spread is not None:
+                    cost += self._items_cost(spread[0], spread[1], path, size)
+        self._memo[key] = cost
         return cost
+
+    def _field_in_list(
+        self, field: FieldNode, parent: GraphQLObjectType, path: tuple[str, ...], size: int
+    ) -> int:
+        if not path:
+            return size * self.field_cost(field, parent)
+        definition = parent.fields.get(field.name.value)
+        returned = get_named_type(definition.type) if definition is not None else None
+        if (
+            field.name.value == path[0]
+            and field.selection_set is not None
+            and isinstance(returned, GraphQLObjectType)
+        ):
+            return self._items_cost(field.selection_set, returned, path[1:], size)
+        return self.field_cost(field, parent)
 
     def _arguments(self, node: FieldNode) -> dict[str, Any]:
         values: dict[str, Any] = {}
