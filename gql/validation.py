@@ -15,7 +15,7 @@ document again (valid or not) costs a dictionary look-up.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from threading import Lock
@@ -27,6 +27,7 @@ from graphql import (
     FragmentSpreadNode,
     GraphQLError,
     GraphQLSchema,
+    InlineFragmentNode,
     NameNode,
     OperationDefinitionNode,
     OperationType,
@@ -127,34 +128,55 @@ def _selection_sets(document: DocumentNode) -> Iterator[SelectionSetNode]:
                 stack.append(nested)
 
 
-def _selection_set_errors(selections: SelectionSetNode) -> Iterator[GraphQLError]:
-    spreads = 0
-    names: dict[str, int] = {}
+def _response_names(
+    selections: SelectionSetNode,
+    fragments: dict[str, FragmentDefinitionNode],
+    memo: dict[int, Counter[str]],
+    on_path: set[str],
+) -> Counter[str]:
+    """How many fields of each response name the selection set merges, its inline fragments
+    and the fragments it spreads included (each expansion counted); memoized by selection set,
+    so in time linear in the document. A fragment on the current path (a cycle, which the
+    specification's rules refuse) counts as empty."""
+    found = memo.get(id(selections))
+    if found is not None:
+        return found
+    names: Counter[str] = Counter()
     for selection in selections.selections:
-        if isinstance(selection, FragmentSpreadNode):
-            spreads += 1
-        elif isinstance(selection, FieldNode):
-            name = (selection.alias or selection.name).value
-            names[name] = names.get(name, 0) + 1
+        if isinstance(selection, FieldNode):
+            names[(selection.alias or selection.name).value] += 1
+        elif isinstance(selection, InlineFragmentNode):
+            names.update(_response_names(selection.selection_set, fragments, memo, on_path))
+        elif isinstance(selection, FragmentSpreadNode):
+            name = selection.name.value
+            fragment = fragments.get(name)
+            if fragment is not None and name not in on_path:
+                on_path.add(name)
+                names.update(_response_names(fragment.selection_set, fragments, memo, on_path))
+                on_path.discard(name)
+    memo[id(selections)] = names
+    return names
+
+
+def _selection_set_errors(
+    selections: SelectionSetNode,
+    fragments: dict[str, FragmentDefinitionNode],
+    memo: dict[int, Counter[str]],
+) -> Iterator[GraphQLError]:
+    spreads = sum(isinstance(s, FragmentSpreadNode) for s in selections.selections)
     if spreads > MAX_SPREADS:
         yield _refusal(f"{spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}")
-    for name, count in names.items():
+    for name, count in _response_names(selections, fragments, memo, set()).items():
         if count > MAX_SAME_NAME:
             yield _refusal(
-                f"{count} fields named '{name}' in one selection set. Allowed: {MAX_SAME_NAME}"
+                f"{count} fields named '{name}' in one selection set, fragments included."
+                f" Allowed: {MAX_SAME_NAME}"
             )
 
 
 def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
-    """The document's breaches of the structural limits, each found in linear time."""
-    operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
-    if operations > MAX_OPERATIONS:
-        yield _refusal(f"{operations} operations found. Allowed: {MAX_OPERATIONS}")
-    fragments = sum(isinstance(d, FragmentDefinitionNode) for d in document.definitions)
-    if fragments > MAX_FRAGMENTS:
-        yield _refusal(f"{fragments} fragment definitions found. Allowed: {MAX_FRAGMENTS}")
-    for selections in _selection_sets(document):
-        yield from _selection_set_errors(selections)
+    """The document's breaches of the structural limits, each found in linear time (the
+    depth and alias limits first, then the counts)."""
     measured = measure_operations(document)
     for operation, measure in measured.items():
         if measure.depth > MAX_DEPTH:
@@ -167,6 +189,19 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
     aliases = sum(m.aliases for m in measured.values())
     if aliases > MAX_ALIASES:
         yield _refusal(f"{aliases} aliases found. Allowed: {MAX_ALIASES}")
+    operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
+    if operations > MAX_OPERATIONS:
+        yield _refusal(f"{operations} operations found. Allowed: {MAX_OPERATIONS}")
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    definitions = sum(isinstance(d, FragmentDefinitionNode) for d in document.definitions)
+    if definitions > MAX_FRAGMENTS:
+        yield _refusal(f"{definitions} fragment definitions found. Allowed: {MAX_FRAGMENTS}")
+        return  # counting through them is not needed to refuse the document
+    memo: dict[int, Counter[str]] = {}
+    for selections in _selection_sets(document):
+        yield from _selection_set_errors(selections, fragments, memo)
 
 
 def _capped(errors: Iterator[GraphQLError] | list[GraphQLError]) -> tuple[GraphQLError, ...]:

@@ -71,6 +71,17 @@ async def test_a_wide_document_is_refused_before_the_overlapping_fields_rule(api
     await _refused_before_anything_runs(api, query, f"Allowed: {MAX_SAME_NAME}")
 
 
+async def test_same_named_fields_are_counted_through_fragments(api: Api) -> None:
+    """Fields merged from inline fragments and from every expansion of a fragment count."""
+    inline = "{ " + "... on Query { __typename } " * (MAX_SAME_NAME + 1) + "}"
+    await _refused_before_anything_runs(api, inline, f"{MAX_SAME_NAME + 1} fields named")
+    bomb = (
+        "{ ...F0 } fragment F0 on Query { ...F1 ...F1 } fragment F1 on Query { ...F2 ...F2 }"
+        " fragment F2 on Query { ...F3 ...F3 } fragment F3 on Query { __typename }"
+    )
+    await _refused_before_anything_runs(api, bomb, "8 fields named '__typename'")
+
+
 async def test_over_websocket_the_document_is_refused_with_its_code(api: Api) -> None:
     async with api.http.ws_connect("/graphql", protocols=("graphql-transport-ws",)) as ws:
         await ws.send_json({"type": "connection_init"})
@@ -89,13 +100,13 @@ def _characters(n: int) -> str:
 
 
 def _tokens(n: int) -> str:
-    """``n`` tokens: an aliased field, inline fragments of one field (6 tokens each), and up
-    to 5 more fields."""
-    assert n >= 5
-    inline, rest = divmod(n - 5, 6)
-    return (
-        "{ a: __typename " + " ... on Query { __typename }" * inline + " __typename" * rest + " }"
-    )
+    """``n`` tokens: aliased ``__type`` fields of 11 and 12 tokens."""
+    rest = n - 2
+    longer = rest % 11
+    shorter = (rest - 12 * longer) // 11
+    fields = [f'a{i}: __type(name: "Query") {{ name }}' for i in range(shorter)]
+    fields += [f'b{i}: __type(name: "Query") {{ name kind }}' for i in range(longer)]
+    return "{ " + " ".join(fields) + " }"
 
 
 def _operations(n: int) -> str:
@@ -110,8 +121,8 @@ def _fragments(n: int) -> str:
 
 def _spreads(n: int) -> str:
     spreads = " ".join(f"...F{i}" for i in range(n))
-    return f"{{ {spreads} }} " + " ".join(
-        f"fragment F{i} on Query {{ __typename }}" for i in range(n)
+    return f"{{ __typename {spreads} }} " + " ".join(
+        f"fragment F{i} on Query {{ f{i}: __typename }}" for i in range(n)
     )
 
 
@@ -146,7 +157,7 @@ async def test_each_limit_admits_its_limit_and_refuses_one_more(
     operation = {"operationName": "Q0"} if document is _operations else {}
     admitted = await _post(api, at_limit, operation)
     assert "errors" not in admitted, admitted
-    assert admitted["data"]["__typename" if document is not _aliases else "a0"] == "Query"
+    assert admitted["data"], admitted
     refused = await _post(api, over, operation)
     assert refused.get("data") is None, refused
     assert _codes(refused) == {"GRAPHQL_VALIDATION_FAILED"}, refused
