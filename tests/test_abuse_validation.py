@@ -220,3 +220,16 @@ def test_every_documented_document_is_within_the_limits(document: str) -> None:
     checked = check_document(schema._schema, document)
     assert checked.document is not None
     assert checked.errors == (), checked.errors
+
+
+def test_the_benchmark_measures_allowed_documents_and_refused_ones() -> None:
+    from bench.validation import worst_documents
+
+    outcomes = {
+        name: not check_document(schema._schema, query).errors for name, query in worst_documents()
+    }
+    allowed = [name for name, valid in outcomes.items() if valid]
+    assert len(allowed) == 9, outcomes
+    assert "GraphiQL's introspection query" in allowed
+    assert not outcomes["the amplification query (40 aliases of nested pages)"]
+    assert not outcomes["4,000 __typename tokens (the finding)"]
