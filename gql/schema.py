@@ -6,12 +6,6 @@ from typing import Annotated
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxTokensLimiter,
-    ParserCache,
-    ValidationCache,
-)
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
@@ -26,23 +20,37 @@ from gql.players import Player, asked_ranks
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from gql.subscriptions import Subscription
+from gql.validation import (
+    MAX_ALIASES,
+    MAX_DEPTH,
+    MAX_TOKENS,
+    VALIDATION_CACHE_SIZE,
+    DocumentLimits,
+    Documents,
+)
 from resolvers import families, leaderboards, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
 
 ID_ARG = strawberry.argument(description="The id.")
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "VALIDATION_CACHE_SIZE", "Query", "schema"]
-
-MAX_DEPTH = 10
-"""Deepest selection nesting accepted (the deepest useful query nests 8)."""
-MAX_ALIASES = 40
-MAX_TOKENS = 4000
-VALIDATION_CACHE_SIZE = 256
+__all__ = [
+    "DOCUMENTS",
+    "LIMIT_RULE",
+    "MAX_ALIASES",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "VALIDATION_CACHE_SIZE",
+    "Query",
+    "schema",
+]
 
 LIMIT_RULE = limit_rule(max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
-"""The depth and alias limits, a validation rule created once: the validation cache is keyed by
-the rules too, so a rule created per request would never let it hit."""
+"""The depth and alias limits as a validation rule, for checking documents outside a request
+(the service checks them in :mod:`gql.validation`, before the specification's rules)."""
+
+DOCUMENTS = Documents()
+"""The schema's parsed and validated documents, by query text."""
 
 
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
@@ -130,14 +138,10 @@ schema = LeaderboardSchema(
     subscription=Subscription,
     extensions=[
         ErrorCodes,
-        # Abuse limits, checked before anything runs. Introspection is exempt from the depth
-        # limit (GraphiQL's schema query nests deeply).
-        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: AddValidationRules([LIMIT_RULE]),
-        # Parsing and validating a document is the largest fixed cost of a request; clients
-        # send the same few operations again and again, so both results are kept (bounded).
-        lambda: ParserCache(maxsize=VALIDATION_CACHE_SIZE),
-        lambda: ValidationCache(maxsize=VALIDATION_CACHE_SIZE),
+        # Document limits, then validation, both cached by query text: clients send the same
+        # few operations again and again. Introspection is exempt from the depth limit
+        # (GraphiQL's schema query nests deeply).
+        lambda: DocumentLimits(DOCUMENTS),
         # After validation: the worst-case cost of a valid document, and the caller's
         # allowance for it.
         CostLimit,

@@ -10,7 +10,6 @@ from typing import Any
 
 from aiohttp import web
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
-from graphql import GraphQLError, parse
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
@@ -25,7 +24,7 @@ from dynamo.table import Db
 from gql.admission import RETRY_AFTER_SECONDS, Admission, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
-from gql.schema import MAX_TOKENS, schema
+from gql.schema import DOCUMENTS, schema
 from gql.throttle import Allowances
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
@@ -103,14 +102,16 @@ def client_address(request: web.BaseRequest, trusted_proxy_hops: int) -> str:
 
 def _is_subscription(query: str | None, operation_name: str | None) -> bool:
     """Whether the operation to run is a subscription; only documents that mention the word
-    are parsed here (within the token limit), and any document that does not parse is left
-    to the execution to report."""
+    are checked here (through the schema's cache of documents, which the execution then hits),
+    and any document that does not parse is left to the execution to report."""
     if not query or "subscription" not in query:
         return False
+    checked = DOCUMENTS.check(schema._schema, query)
+    if checked.document is None:
+        return False
     try:
-        document = parse(query, max_tokens=MAX_TOKENS)
-        return get_operation_type(document, operation_name) is OperationType.SUBSCRIPTION
-    except (GraphQLError, RuntimeError):
+        return get_operation_type(checked.document, operation_name) is OperationType.SUBSCRIPTION
+    except RuntimeError:
         return False
 
 

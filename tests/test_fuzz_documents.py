@@ -10,18 +10,22 @@ from hypothesis import strategies as st
 from tests.fuzz.answers import assert_alive, graphql
 from tests.fuzz.inputs import fuzz, texts
 from tests.fuzz.limits import (
-    LONGEST_VALIDATED_CHAIN,
     MAX_ALIASES,
+    MAX_CHARACTERS,
     MAX_DEPTH,
+    MAX_FRAGMENTS,
+    MAX_SAME_NAME,
+    MAX_SPREADS,
     MAX_TOKENS,
     token_count,
 )
 from tests.fuzz.world import World, world_fixture  # noqa: F401  (the world fixture)
 
-MAX_CHAIN = 600
-"""Longest fragment chain generated: past about 490 the token limit refuses it."""
-MAX_BOMB = 60
-"""Most levels of a fragment spread twice at every level (2**60 expansions)."""
+MAX_CHAIN = 40
+"""Longest fragment chain generated: past 19 the fragment limit refuses it, past about 25 the
+token limit."""
+MAX_BOMB = 30
+"""Most levels of a fragment spread twice at every level (2**30 expansions)."""
 _CHAIN = ["sessions", "edges", "node", "player"]
 
 
@@ -61,7 +65,7 @@ def documents(draw: st.DrawFn) -> tuple[str, str, int]:
         body = " ".join(f"a{i}: {field}" for i in range(count))
         return f"{{ __typename {body} }}", shape, count
     if shape == "fragments":
-        count = draw(st.integers(0, 460))
+        count = draw(st.integers(0, 30))
         spreads = " ".join(f"...F{i}" for i in range(count))
         fragments = " ".join(f"fragment F{i} on Query {{ __typename }}" for i in range(count))
         return f"{{ __typename {spreads} }} {fragments}", shape, count
@@ -83,7 +87,7 @@ def documents(draw: st.DrawFn) -> tuple[str, str, int]:
         )
         return f"{{ ...F0 }} {fragments}", shape, count
     if shape == "wide":
-        count = draw(st.integers(1, 1200))
+        count = draw(st.integers(1, 300))
         field = draw(st.sampled_from(["__typename", 'players(ids: ["fz-p1"]) { id }']))
         return "{ " + " ".join([field] * count) + " }", shape, count
     if shape == "nested lists":
@@ -150,18 +154,28 @@ async def test_deep_and_wide_documents(world: World, document: tuple[str, str, i
     tokens = token_count(query)
     if abs(tokens - MAX_TOKENS) <= 10:
         pass
-    elif tokens > MAX_TOKENS:
+    elif tokens > MAX_TOKENS or len(query) > MAX_CHARACTERS:
         assert codes == {"GRAPHQL_VALIDATION_FAILED"}, body
         assert body.get("data") is None
     elif shape == "depth":
         assert (size > MAX_DEPTH) == ("maximum operation depth" in messages), (size, body)
     elif shape == "aliases":
         assert (size > MAX_ALIASES) == ("aliases" in messages), (size, body)
-    elif shape == "fragments" or (shape == "fragment chain" and size <= LONGEST_VALIDATED_CHAIN):
-        assert codes == set(), body
-    elif shape == "fragment chain":
+    elif shape == "fragments":
+        # Each fragment adds a __typename to the root's.
+        refused = size > MAX_SPREADS or size > MAX_FRAGMENTS or size + 1 > MAX_SAME_NAME
+        assert codes == ({"GRAPHQL_VALIDATION_FAILED"} if refused else set()), body
+        if size > MAX_FRAGMENTS:  # refused for that alone
+            assert "fragment definitions found" in messages, body
+        else:
+            assert (size > MAX_SPREADS) == ("fragment spreads" in messages), (size, body)
+    elif shape in ("fragment chain", "fragment bomb") and size + 1 > MAX_FRAGMENTS:
         assert codes == {"GRAPHQL_VALIDATION_FAILED"}, body
-        assert messages == "Validation aborted.", body
+        assert "fragment definitions found" in messages, body
+    elif shape == "fragment chain":
+        assert codes == set(), body
+    elif shape == "wide":
+        assert (size > MAX_SAME_NAME) == ("fields named" in messages), (size, body)
     elif shape == "fragment bomb":
         # Every expansion counts: 2**size aliased fields.
         assert (2**size > MAX_ALIASES) == ("aliases found" in messages), (size, body)

@@ -8,11 +8,15 @@ import contextlib
 from graphql import Lexer, Source, TokenKind
 
 MAX_DEPTH = 10
-LONGEST_VALIDATED_CHAIN = 198
-"""Longer chains exhaust graphql-core's budget of fragment work in validation (50,000 spreads
-and variable usages): a typed "Validation aborted." refusal."""
 MAX_ALIASES = 40
-MAX_TOKENS = 4000
+MAX_TOKENS = 250
+MAX_CHARACTERS = 4096
+MAX_FRAGMENTS = 20
+"""Fragment definitions per document: the longest chain of spreads is one less."""
+MAX_SPREADS = 8
+"""Fragment spreads per selection set."""
+MAX_SAME_NAME = 5
+"""Fields of one response name per selection set."""
 
 
 def token_count(document: str) -> int:
