@@ -17,7 +17,7 @@ from aiohttp import web
 from dynamo import budget
 from gql.view import OPERATION, REQUEST_ID
 
-__all__ = ["JsonFormatter", "configure_logging", "request_context"]
+__all__ = ["CLIENT_CLOSED_REQUEST", "JsonFormatter", "configure_logging", "request_context"]
 
 
 access_log = logging.getLogger("leaderboard.access")
@@ -61,6 +61,29 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged for a request whose client went away before it was answered."""
+
+
+def _client_gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _internal_error(request_id: str) -> web.Response:
+    """The generic answer to an unexpected failure: it names only the request's id."""
+    return web.json_response(
+        {
+            "errors": [
+                {
+                    "message": f"Internal server error (request {request_id})",
+                    "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+                }
+            ]
+        },
+        status=500,
+    )
+
 
 @web.middleware
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -81,19 +104,15 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = error.status
         error.headers["X-Request-Id"] = request_id
         raise
-    except Exception:
-        error_log.exception("unhandled error", extra={"requestId": request_id})
-        response = web.json_response(
-            {
-                "errors": [
-                    {
-                        "message": f"Internal server error (request {request_id})",
-                        "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
-                    }
-                ]
-            },
-            status=500,
-        )
+    except Exception as error:
+        if isinstance(error, ConnectionResetError) and _client_gone(request):
+            # The client closed the connection before its request was read: nothing can be
+            # answered, and it is no failure of the service (the log line says 499).
+            status = CLIENT_CLOSED_REQUEST
+            response = web.Response(status=status)
+        else:
+            error_log.exception("unhandled error", extra={"requestId": request_id})
+            response = _internal_error(request_id)
     finally:
         access_log.info(
             "request",
