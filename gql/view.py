@@ -216,9 +216,14 @@ query TopTen {
 class LeaderboardView(GraphQLView[Context, None]):
     """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
 
-    def __init__(self, *, graphiql_page: str | None, guards: Guards | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        graphiql_page: Callable[[], web.Response] | None,
+        guards: Guards | None = None,
+    ) -> None:
         super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
-        self._graphiql_page = graphiql_page or ""
+        self._graphiql_page = graphiql_page
         self.guards = guards or Guards()
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
@@ -392,7 +397,10 @@ class LeaderboardView(GraphQLView[Context, None]):
         return response
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
-        return web.Response(text=self._graphiql_page, content_type="text/html")
+        """The GraphiQL page (each response its own, for its Content-Security-Policy's
+        nonce)."""
+        assert self._graphiql_page is not None  # the IDE is enabled only with a page
+        return self._graphiql_page()
 
 
 def _unavailable(sub_response: web.Response, error: LeaderboardError) -> ExecutionResult:

@@ -36,7 +36,8 @@ from gql.view import (
 )
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
-from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
+from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
+from leaderboard.headers import add_security_headers
 from leaderboard.observability import request_context
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
@@ -81,6 +82,7 @@ def create_app(
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     limits = settings.limits
     app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[request_context])
+    add_security_headers(app)
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys)
     app[BROKER] = Broker()
@@ -103,7 +105,7 @@ def create_app(
     page = None
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
-        page = render_graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
+        page = graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
     app[ADMISSION] = Admission(
         max_concurrent=limits.max_concurrent_requests,
         queue_timeout=limits.queue_timeout,
