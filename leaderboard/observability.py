@@ -13,11 +13,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from dynamo import budget
 from gql.view import OPERATION, REQUEST_ID
 
-__all__ = ["CLIENT_CLOSED_REQUEST", "JsonFormatter", "configure_logging", "request_context"]
+__all__ = [
+    "CLIENT_CLOSED_REQUEST",
+    "JsonFormatter",
+    "configure_logging",
+    "quiet_malformed_requests",
+    "request_context",
+]
 
 
 access_log = logging.getLogger("leaderboard.access")
@@ -57,6 +64,33 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
     logging.getLogger("aiobotocore").setLevel(logging.WARNING)
     # The access log below replaces aiohttp's own.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    quiet_malformed_requests()
+
+
+class _MalformedRequest(logging.Filter):
+    """Turns aiohttp's report of a request it could not parse (logged with a traceback at
+    ERROR) into one warning line that says what was wrong: on the open internet such requests
+    are routine, and aiohttp has already answered them 400."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else ""
+            record.msg = "malformed request from %s: %s"
+            record.args = (remote, " ".join(str(error.message).split())[:200])
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_MALFORMED = _MalformedRequest()
+
+
+def quiet_malformed_requests() -> None:
+    """Log requests aiohttp cannot parse as one line each, without a traceback."""
+    logger = logging.getLogger("aiohttp.server")
+    if _MALFORMED not in logger.filters:
+        logger.addFilter(_MALFORMED)
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

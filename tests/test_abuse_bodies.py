@@ -17,6 +17,7 @@ from aiohttp import web
 from leaderboard.app import create_app, server_options
 from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
+from leaderboard.observability import quiet_malformed_requests
 from tests.conftest import _create
 
 BODY_TIMEOUT = 1.0
@@ -200,3 +201,25 @@ async def test_an_oversized_body_is_413_without_being_read(server: tuple[str, in
     finally:
         writer.close()
     assert status.startswith(b"HTTP/1.1 413 "), status
+
+
+async def test_a_malformed_request_is_one_warning_line_without_traceback(
+    server: tuple[str, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    quiet_malformed_requests()
+    caplog.set_level(logging.DEBUG)
+    reader, writer = await asyncio.open_connection(*server)
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+    await writer.drain()
+    answer = await asyncio.wait_for(_read_all(reader), 30)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.0 400 "), answer
+    assert not [r for r in caplog.records if r.exc_info]
+    assert "Traceback" not in caplog.text
+    server_lines = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert [(r.levelname, r.getMessage()) for r in server_lines] == [
+        (
+            "WARNING",
+            "malformed request from 127.0.0.1: Invalid header token: b'Bad Header' ^",
+        )
+    ]
