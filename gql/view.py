@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,12 +11,12 @@ from typing import Any
 
 from aiohttp import web
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import OperationDefinitionNode
 from strawberry.aiohttp.views import GraphQLView
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
-from strawberry.utils.operation import get_operation_type
 
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode, LeaderboardError
@@ -100,19 +101,64 @@ def client_address(request: web.BaseRequest, trusted_proxy_hops: int) -> str:
     return request.remote or ""
 
 
-def _is_subscription(query: str | None, operation_name: str | None) -> bool:
-    """Whether the operation to run is a subscription; only documents that mention the word
-    are checked here (through the schema's cache of documents, which the execution then hits),
-    and any document that does not parse is left to the execution to report."""
-    if not query or "subscription" not in query:
-        return False
-    checked = DOCUMENTS.check(schema._schema, query)
-    if checked.document is None:
-        return False
-    try:
-        return get_operation_type(checked.document, operation_name) is OperationType.SUBSCRIPTION
-    except RuntimeError:
-        return False
+class MethodNotAllowed(HTTPException):
+    """A mutation sent over GET: 405, and only POST is allowed for it."""
+
+    def __init__(self) -> None:
+        super().__init__(405, "mutations are accepted over POST only, not GET")
+
+
+def _check_text(value: object) -> None:
+    """Refuse with a 400 any string in a request's parameters that is not Unicode text (a lone
+    surrogate such as JSON's "\\ud800" decodes, but can be neither encoded nor answered)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise HTTPException(400, "the request has text that is not valid Unicode") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key)
+            _check_text(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item)
+
+
+def _check_request(data: GraphQLRequestData) -> None:
+    """The parameters' types and text, beyond what the GraphQL over HTTP parser checks."""
+    if not isinstance(data.operation_name, str | None):
+        raise HTTPException(400, "the operationName must be a string or null, if provided")
+    _check_text([data.query, data.operation_name, data.variables, data.extensions])
+
+
+def _operation_type(query: str | None, operation_name: str | None) -> OperationType | None:
+    """The type of the operation the request asks to run. A document with several operations
+    and no operationName, or an operationName naming none of them, is a request error (400),
+    as the GraphQL over HTTP specification has it. None when there is nothing to choose from
+    (no query, a document that does not parse or has no operation): the execution reports it."""
+    if not query:
+        return None
+    document = DOCUMENTS.check(schema._schema, query).document
+    if document is None:
+        return None
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if operation_name is None:
+        if len(operations) > 1:
+            raise HTTPException(
+                400,
+                "the document has several operations: name the one to run in operationName",
+            )
+        chosen = operations[0] if operations else None
+    else:
+        chosen = next(
+            (op for op in operations if op.name and op.name.value == operation_name), None
+        )
+        if chosen is None:
+            raise HTTPException(
+                400, f"the document has no operation named {json.dumps(operation_name)}"
+            )
+    return OperationType(chosen.operation.value) if chosen else None
 
 
 def _quality(params: list[str]) -> float:
@@ -163,19 +209,41 @@ query TopTen {
 class LeaderboardView(GraphQLView[Context, None]):
     """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
 
-    def __init__(self, *, graphiql_page: str | None, guards: Guards | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        graphiql_page: Callable[[], web.Response] | None,
+        guards: Guards | None = None,
+    ) -> None:
         super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
-        self._graphiql_page = graphiql_page or ""
+        self._graphiql_page = graphiql_page
         self.guards = guards or Guards()
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        """The answer, or a plain-text refusal with the request error's status (405s name the
+        method allowed)."""
+        try:
+            return await self.run(request=request)
+        except HTTPException as refused:
+            return web.Response(
+                body=refused.reason.encode("utf-8", "backslashreplace"),
+                status=refused.status_code,
+                content_type="text/plain",
+                charset="utf-8",
+                headers={"Allow": "POST"} if isinstance(refused, MethodNotAllowed) else None,
+            )
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> Any:
         """The request's GraphQL parameters; a body or query string that is not a readable
-        GraphQL request (JSON that is not an object, bytes that are not UTF-8, numbers or
-        nesting beyond what the JSON parser takes) is a 400, never a 500; a body that takes
-        longer than the body timeout to arrive is a 408."""
+        GraphQL request (JSON that is not an object, bytes that are not UTF-8, strings that
+        are not Unicode text, numbers or nesting beyond what the JSON parser takes) is a 400,
+        never a 500; a body that takes longer than the body timeout to arrive is a 408."""
         try:
             async with asyncio.timeout(self.guards.body_timeout):
-                return await super().parse_http_body(request)
+                data = await super().parse_http_body(request)
+            for item in data if isinstance(data, list) else [data]:
+                _check_request(item)
+            return data
         except HTTPException:
             raise
         except TimeoutError:
@@ -196,7 +264,21 @@ class LeaderboardView(GraphQLView[Context, None]):
         and cap on database calls. Without a place in time, answer 503 SERVICE_OVERLOADED;
         past the budget, 503 BACKEND_UNAVAILABLE rather than keep the client (and a
         connection) waiting, or OUTCOME_UNKNOWN when it was cut off while a write was
-        unconfirmed."""
+        unconfirmed.
+
+        Before all that, the operation to run is chosen as GraphQL over HTTP requires: a
+        subscription is refused with a 400 naming where it is served (plain HTTP has no way to
+        deliver its events), and a mutation over GET with a 405 that allows POST."""
+        if isinstance(request_data, GraphQLRequestData):
+            kind = _operation_type(request_data.query, request_data.operation_name)
+            if kind is OperationType.SUBSCRIPTION:
+                raise HTTPException(
+                    400,
+                    "subscriptions are served over WebSocket (graphql-transport-ws) at this "
+                    "URL, not over a plain HTTP request",
+                )
+            if kind is OperationType.MUTATION and request.method == "GET":
+                raise MethodNotAllowed
         guards = self.guards
         spending = budget.current() or budget.begin()
         spending.limit(
@@ -247,27 +329,6 @@ class LeaderboardView(GraphQLView[Context, None]):
                     else unavailable(" (the request ran out of time)")
                 )
                 return _unavailable(sub_response, error)
-
-    async def execute_single(
-        self,
-        request: web.Request,
-        request_adapter: Any,
-        sub_response: web.Response,
-        context: Context,
-        root_value: None,
-        request_data: Any,
-    ) -> ExecutionResult:
-        """A query or mutation over plain HTTP. A subscription is refused with a 400 naming
-        where it is served: plain HTTP has no way to deliver its events."""
-        if _is_subscription(request_data.query, request_data.operation_name):
-            raise HTTPException(
-                400,
-                "subscriptions are served over WebSocket (graphql-transport-ws) at this URL, "
-                "not over a plain HTTP request",
-            )
-        return await super().execute_single(
-            request, request_adapter, sub_response, context, root_value, request_data
-        )
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
@@ -329,7 +390,10 @@ class LeaderboardView(GraphQLView[Context, None]):
         return response
 
     async def render_graphql_ide(self, request: web.Request) -> web.Response:
-        return web.Response(text=self._graphiql_page, content_type="text/html")
+        """The GraphiQL page (each response its own, for its Content-Security-Policy's
+        nonce)."""
+        assert self._graphiql_page is not None  # the IDE is enabled only with a page
+        return self._graphiql_page()
 
 
 def _unavailable(sub_response: web.Response, error: LeaderboardError) -> ExecutionResult:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
+from typing import TypedDict
 
 from aiobotocore.config import AioConfig
 from aiohttp import web
@@ -34,14 +35,15 @@ from gql.view import (
     LeaderboardView,
 )
 from leaderboard.backend import open_stream, open_table
-from leaderboard.config import Settings
-from leaderboard.graphiql import add_graphiql_asset_route, render_graphiql_page
+from leaderboard.config import Limits, Settings
+from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
+from leaderboard.headers import add_security_headers
 from leaderboard.observability import request_context
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["ADMISSION", "BREAKER", "CALLS", "create_app"]
+__all__ = ["ADMISSION", "BREAKER", "CALLS", "create_app", "server_options"]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
@@ -80,6 +82,7 @@ def create_app(
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     limits = settings.limits
     app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[request_context])
+    add_security_headers(app)
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys)
     app[BROKER] = Broker()
@@ -102,7 +105,7 @@ def create_app(
     page = None
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
-        page = render_graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
+        page = graphiql_page(endpoint="/graphql", default_query=DEFAULT_QUERY)
     app[ADMISSION] = Admission(
         max_concurrent=limits.max_concurrent_requests,
         queue_timeout=limits.queue_timeout,
@@ -126,6 +129,27 @@ def create_app(
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)
     return app
+
+
+class ServerOptions(TypedDict):
+    """Keyword arguments of ``web.run_app`` and ``web.AppRunner``."""
+
+    keepalive_timeout: float
+    lingering_time: float
+
+
+LINGERING_TIME = 1.0
+"""Seconds spent reading and discarding the unread rest of a body that was refused (408, 413)
+before the connection is closed, so that the client reads the answer rather than a reset;
+aiohttp's default (10 s) would hold a slow client ten seconds more."""
+
+
+def server_options(limits: Limits) -> ServerOptions:
+    """The HTTP server's own bounds. aiohttp closes a connection still waiting for a complete
+    request head when its keep-alive timer fires (set at the connection's opening and after
+    each answer), which makes that timer the bound on a slow head as well as on an idle
+    connection."""
+    return ServerOptions(keepalive_timeout=limits.head_timeout, lingering_time=LINGERING_TIME)
 
 
 def _rank_index(

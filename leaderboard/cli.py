@@ -17,7 +17,7 @@ from aiohttp import web
 
 from dynamo.table import Db, create_table
 from leaderboard import rank_commands
-from leaderboard.app import create_app
+from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.graphiql import ensure_graphiql_assets
@@ -194,7 +194,9 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
 
     app.on_startup.append(announce)
     try:
-        web.run_app(app, host=args.host, port=args.port, print=None)
+        web.run_app(
+            app, host=args.host, port=args.port, print=None, **server_options(settings.limits)
+        )
     finally:
         if redis is not None:
             redis.stop()

@@ -39,7 +39,12 @@ class Limits:
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0
-    """Seconds a client may take to send a request's body."""
+    """Seconds a client may take to send a request's body; past it the answer is 408 and the
+    connection is closed."""
+    head_timeout: float = 15.0
+    """Seconds a connection may wait for a complete request line and headers, counted from
+    its opening or from the end of its previous answer: a slow head is closed then, and so is
+    a keep-alive connection idle that long."""
     max_concurrent_requests: int = 32
     """Operations executing at once in the process; more wait for a place."""
     queue_timeout: float = 5.0

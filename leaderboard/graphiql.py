@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from leaderboard.headers import graphiql_csp, new_nonce
 from leaderboard.npm import FetchError, NpmPackage, fetch_package
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "ASSET_CONTENT_TYPES",
@@ -33,6 +34,7 @@ __all__ = [
     "REACT_DOM",
     "add_graphiql_asset_route",
     "ensure_graphiql_assets",
+    "graphiql_page",
     "render_graphiql_page",
 ]
 
@@ -130,13 +132,16 @@ def render_graphiql_page(
     default_query: str,
     default_headers: str = "",
     asset_prefix: str = ASSET_PREFIX,
+    nonce: str = "",
 ) -> str:
     """Return the complete GraphiQL HTML page for the GraphQL ``endpoint``.
 
     The page loads its files from ``asset_prefix`` on the same server. ``default_query`` and
     ``default_headers`` (JSON text for the headers editor, left out when empty) are embedded
-    as escaped JSON, so no value can end the surrounding ``<script>`` element.
+    as escaped JSON, so no value can end the surrounding ``<script>`` element. With a
+    ``nonce``, the inline script and style carry it (see :func:`graphiql_page`).
     """
+    nonced = f' nonce="{html.escape(nonce)}"' if nonce else ""
     prefix = asset_prefix.rstrip("/")
     props: dict[str, object] = {
         "defaultQuery": default_query,
@@ -155,7 +160,7 @@ def render_graphiql_page(
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>{html.escape(PAGE_TITLE)}</title>
     <link rel="stylesheet" href="{stylesheet}">
-    <style>
+    <style{nonced}>
       html, body {{ height: 100%; margin: 0; overflow: hidden; }}
       #graphiql {{ height: 100vh; }}
     </style>
@@ -163,7 +168,7 @@ def render_graphiql_page(
   <body>
     <div id="graphiql">Loading GraphiQL…</div>
 {scripts}
-    <script>
+    <script{nonced}>
       const fetcher = GraphiQL.createFetcher({{ url: {_script_json(endpoint)} }});
       const props = Object.assign({{ fetcher: fetcher }}, {_script_json(props)});
       ReactDOM.createRoot(document.getElementById("graphiql")).render(
@@ -173,6 +178,21 @@ def render_graphiql_page(
   </body>
 </html>
 """
+
+
+def graphiql_page(*, endpoint: str, default_query: str) -> Callable[[], web.Response]:
+    """The GraphiQL page's responses: each a fresh page whose inline script and style carry
+    a nonce of its own, under a Content-Security-Policy that lets only them run inline."""
+
+    def respond() -> web.Response:
+        nonce = new_nonce()
+        return web.Response(
+            text=render_graphiql_page(endpoint=endpoint, default_query=default_query, nonce=nonce),
+            content_type="text/html",
+            headers={"Content-Security-Policy": graphiql_csp(nonce)},
+        )
+
+    return respond
 
 
 def add_graphiql_asset_route(

@@ -13,11 +13,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from dynamo import budget
 from gql.view import OPERATION, REQUEST_ID
 
-__all__ = ["JsonFormatter", "configure_logging", "request_context"]
+__all__ = [
+    "CLIENT_CLOSED_REQUEST",
+    "JsonFormatter",
+    "configure_logging",
+    "quiet_malformed_requests",
+    "request_context",
+]
 
 
 access_log = logging.getLogger("leaderboard.access")
@@ -57,9 +64,59 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
     logging.getLogger("aiobotocore").setLevel(logging.WARNING)
     # The access log below replaces aiohttp's own.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    quiet_malformed_requests()
+
+
+class _MalformedRequest(logging.Filter):
+    """Turns aiohttp's report of a request it could not parse (logged with a traceback at
+    ERROR) into one warning line that says what was wrong: on the open internet such requests
+    are routine, and aiohttp has already answered them 400."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else ""
+            record.msg = "malformed request from %s: %s"
+            record.args = (remote, " ".join(str(error.message).split())[:200])
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_MALFORMED = _MalformedRequest()
+
+
+def quiet_malformed_requests() -> None:
+    """Log requests aiohttp cannot parse as one line each, without a traceback."""
+    logger = logging.getLogger("aiohttp.server")
+    if _MALFORMED not in logger.filters:
+        logger.addFilter(_MALFORMED)
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged for a request whose client went away before it was answered."""
+
+
+def _client_gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _internal_error(request_id: str) -> web.Response:
+    """The generic answer to an unexpected failure: it names only the request's id."""
+    return web.json_response(
+        {
+            "errors": [
+                {
+                    "message": f"Internal server error (request {request_id})",
+                    "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+                }
+            ]
+        },
+        status=500,
+    )
 
 
 @web.middleware
@@ -81,19 +138,15 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = error.status
         error.headers["X-Request-Id"] = request_id
         raise
-    except Exception:
-        error_log.exception("unhandled error", extra={"requestId": request_id})
-        response = web.json_response(
-            {
-                "errors": [
-                    {
-                        "message": f"Internal server error (request {request_id})",
-                        "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
-                    }
-                ]
-            },
-            status=500,
-        )
+    except Exception as error:
+        if isinstance(error, ConnectionResetError) and _client_gone(request):
+            # The client closed the connection before its request was read: nothing can be
+            # answered, and it is no failure of the service (the log line says 499).
+            status = CLIENT_CLOSED_REQUEST
+            response = web.Response(status=status)
+        else:
+            error_log.exception("unhandled error", extra={"requestId": request_id})
+            response = _internal_error(request_id)
     finally:
         access_log.info(
             "request",

@@ -219,3 +219,76 @@ async def test_graphiql_runs_the_default_query_offline(browser: Browser, base_ur
     assert f"POST {base_url}/graphql" in served
     assert page_errors == []
     assert console_errors == []
+
+
+# Every Content-Security-Policy violation the page reports, collected before any of its own
+# scripts run.
+RECORD_VIOLATIONS = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspViolations.push(
+    `${event.effectiveDirective} blocked ${event.blockedURI || "inline"}`
+    + ` (${event.sourceFile}:${event.lineNumber})`
+  );
+});
+"""
+
+
+async def test_graphiql_runs_under_its_content_security_policy(
+    browser: Browser, base_url: str
+) -> None:
+    expected = await _post(base_url, DEFAULT_QUERY)
+    top = expected["data"]["leaderboard"]["topScores"]["edges"][0]["node"]["player"]["name"]
+    context = await browser.new_context(viewport=VIEWPORT, service_workers="block")
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(RECORD_VIOLATIONS)
+    page = await context.new_page()
+    csp_messages: list[str] = []
+
+    def on_console(message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            csp_messages.append(message.text)
+
+    page.on("console", on_console)
+    response = await page.goto(f"{base_url}/graphql")
+    assert response is not None
+    assert response.ok
+    policy = await response.header_value("Content-Security-Policy")
+    assert policy is not None
+    assert "'unsafe-inline'" not in policy
+    assert "'unsafe-eval'" not in policy
+    assert re.search(r"script-src 'self' 'nonce-[A-Za-z0-9_-]{22}'", policy), policy
+
+    await page.locator(".graphiql-execute-button").click()
+    await page.wait_for_function(RESULT_CONTAINS, arg=top)
+    await page.get_by_role("button", name="Show Documentation Explorer").click()
+    await page.locator(".graphiql-doc-explorer").get_by_role("link", name="Query").click()
+
+    violations = await page.evaluate("window.__cspViolations")
+    await context.close()
+    assert violations == []
+    assert csp_messages == []
+
+
+async def test_an_inline_script_without_the_nonce_is_blocked(
+    browser: Browser, base_url: str
+) -> None:
+    # The policy has teeth: a script injected into the page without the nonce does not run.
+    context = await browser.new_context(service_workers="block")
+    await context.add_init_script(RECORD_VIOLATIONS)
+    page = await context.new_page()
+    await page.goto(f"{base_url}/graphql")
+    await page.locator(".graphiql-execute-button").wait_for()
+    ran = await page.evaluate(
+        """() => {
+          window.__injected = false;
+          const script = document.createElement("script");
+          script.textContent = "window.__injected = true";
+          document.body.appendChild(script);
+          return window.__injected;
+        }"""
+    )
+    violations = await page.evaluate("window.__cspViolations")
+    await context.close()
+    assert ran is False
+    assert [v.split(" ")[0] for v in violations] == ["script-src-elem"]
