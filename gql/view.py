@@ -26,6 +26,7 @@ from gql.admission import RETRY_AFTER_SECONDS, Admission, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
 from gql.schema import DOCUMENTS, schema
+from gql.text import is_text
 from gql.throttle import Allowances
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
@@ -108,28 +109,12 @@ class MethodNotAllowed(HTTPException):
         super().__init__(405, "mutations are accepted over POST only, not GET")
 
 
-def _check_text(value: object) -> None:
-    """Refuse with a 400 any string in a request's parameters that is not Unicode text (a lone
-    surrogate such as JSON's "\\ud800" decodes, but can be neither encoded nor answered)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise HTTPException(400, "the request has text that is not valid Unicode") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_text(key)
-            _check_text(item)
-    elif isinstance(value, list):
-        for item in value:
-            _check_text(item)
-
-
 def _check_request(data: GraphQLRequestData) -> None:
     """The parameters' types and text, beyond what the GraphQL over HTTP parser checks."""
     if not isinstance(data.operation_name, str | None):
         raise HTTPException(400, "the operationName must be a string or null, if provided")
-    _check_text([data.query, data.operation_name, data.variables, data.extensions])
+    if not is_text([data.query, data.operation_name, data.variables, data.extensions]):
+        raise HTTPException(400, "the request has text that is not valid Unicode")
 
 
 def _operation_type(query: str | None, operation_name: str | None) -> OperationType | None:

@@ -12,7 +12,7 @@ from dynamo.emails import legacy_email, normalize_email
 from dynamo.errors import LeaderboardError
 from dynamo.players import PlayerItem
 from dynamo.table import serialize
-from tests.conftest import Api
+from tests.conftest import API_KEYS, Api
 from tests.scan import scan_items
 
 CREATE = """mutation($i: CreatePlayerInput!) { createPlayer(input: $i) {
@@ -69,7 +69,6 @@ async def test_spellings_of_one_address_are_one_player(
         "a@x..com",  # an empty label
         "a@-x.com",  # a label starting with a hyphen
         "a@x_y.com",  # not a host name
-        "a@\ud800.com",  # a lone surrogate
         "a@" + "x" * 64 + ".com",  # a label over 63 characters
         "a" * 65 + "@x.com",  # a local part over 64 characters
     ],
@@ -83,6 +82,24 @@ async def test_what_is_not_an_address_after_normalisation_is_refused(api: Api, b
     assert [(e["code"], e["field"]) for e in body["data"]["createPlayer"]["errors"]] == [
         ("INVALID_EMAIL", "email")
     ]
+    assert api.calls == {}
+
+
+async def test_a_lone_surrogate_is_refused_below_and_at_the_edge(api: Api) -> None:
+    """Normalisation refuses an address with a lone surrogate; over HTTP the request never
+    gets that far: text that is not Unicode is a 400, and nothing is read or written."""
+    bad = "a@\ud800.com"
+    with pytest.raises(LeaderboardError) as refused:
+        normalize_email(bad)
+    assert refused.value.code == "INVALID_EMAIL"
+    api.reset_calls()
+    response = await api.http.post(
+        "/graphql",
+        json={"query": CREATE, "variables": {"i": {"id": "p", "name": "p", "email": bad}}},
+        headers={"Authorization": f"Bearer {API_KEYS[0]}"},
+    )
+    assert response.status == 400
+    assert "not valid Unicode" in await response.text()
     assert api.calls == {}
 
 
