@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import ClientConnectorError
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError
 
+from dynamo.errors import LeaderboardError
+from dynamo.resilience import outcome_unknown, unavailable
+
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-__all__ = ["Write", "attach", "recording", "watching"]
+__all__ = ["Write", "attach", "out_of_time", "recording", "watching"]
 
 _REFUSED = {
     "ThrottlingException",
@@ -82,6 +85,17 @@ def recording() -> Iterator[list[Write]]:
         yield writes
     finally:
         _request.reset(token)
+
+
+def out_of_time(writes: list[Write]) -> LeaderboardError:
+    """The error of a request cut off by its deadline: OUTCOME_UNKNOWN naming the writes it
+    left unconfirmed, or BACKEND_UNAVAILABLE when it left none."""
+    unconfirmed = [w.label for w in writes if w.outcome_unknown]
+    if unconfirmed:
+        return outcome_unknown(
+            f" (the request ran out of time; unconfirmed: {', '.join(unconfirmed)})"
+        )
+    return unavailable(" (the request ran out of time)")
 
 
 def attach(client: DynamoDBClient) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from aiohttp import web
@@ -14,20 +13,21 @@ from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import OperationDefinitionNode
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.resilience import outcome_unknown, unavailable
 from dynamo.table import Db
-from gql.admission import RETRY_AFTER_SECONDS, Admission, Overloaded
+from gql.admission import RETRY_AFTER_SECONDS, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
+from gql.guards import Guards, client_address
 from gql.schema import DOCUMENTS, schema
 from gql.text import is_text
-from gql.throttle import Allowances
+from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.context import Context
@@ -41,9 +41,7 @@ __all__ = [
     "OPERATION",
     "RANK_INDEX",
     "REQUEST_ID",
-    "Guards",
     "LeaderboardView",
-    "client_address",
 ]
 
 DB = web.AppKey("db", Db)
@@ -62,44 +60,6 @@ _MEDIA_TYPE = web.ResponseKey("media_type", str)
 
 JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-
-
-@dataclass(frozen=True)
-class Guards:
-    """What bounds one operation of one caller, on every transport."""
-
-    deadline: float = 10.0
-    """Seconds an operation may run."""
-    max_calls: int | None = None
-    """Database calls one operation may make."""
-    max_in_flight: int | None = None
-    """Database calls of one operation under way at once."""
-    body_timeout: float = 10.0
-    """Seconds a client may take to send a request's body."""
-    admission: Admission = field(
-        default_factory=lambda: Admission(max_concurrent=32, queue_timeout=5.0, capacity=2000)
-    )
-    """The process's bound on operations running at once."""
-    allowances: Allowances | None = None
-    """Anonymous callers' allowances of cost points."""
-    trusted_proxy_hops: int = 0
-    """Proxies in front of the service that append to X-Forwarded-For."""
-
-
-def client_address(request: web.BaseRequest, trusted_proxy_hops: int) -> str:
-    """The caller's address: the peer's, or, behind ``trusted_proxy_hops`` proxies that each
-    append the address they saw to X-Forwarded-For, the entry that many hops from the right
-    (what the outermost trusted proxy saw; anything left of it the client could have made up)."""
-    if trusted_proxy_hops > 0:
-        hops = [
-            hop.strip()
-            for header in request.headers.getall("X-Forwarded-For", [])
-            for hop in header.split(",")
-            if hop.strip()
-        ]
-        if len(hops) >= trusted_proxy_hops:
-            return hops[-trusted_proxy_hops]
-    return request.remote or ""
 
 
 class MethodNotAllowed(HTTPException):
@@ -192,7 +152,11 @@ query TopTen {
 
 
 class LeaderboardView(GraphQLView[Context, None]):
-    """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers."""
+    """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers; and
+    over WebSocket (graphql-transport-ws only, see gql/websocket.py)."""
+
+    graphql_transport_ws_handler_class = GuardedTransportWS
+    websocket_adapter_class = TextOnlyWebSocket
 
     def __init__(
         self,
@@ -200,15 +164,31 @@ class LeaderboardView(GraphQLView[Context, None]):
         graphiql_page: Callable[[], web.Response] | None,
         guards: Guards | None = None,
     ) -> None:
-        super().__init__(schema=schema, graphql_ide="graphiql" if graphiql_page else None)
-        self._graphiql_page = graphiql_page
         self.guards = guards or Guards()
+        limits = self.guards.sockets.limits
+        super().__init__(
+            schema=schema,
+            graphql_ide="graphiql" if graphiql_page else None,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=timedelta(seconds=limits.init_timeout),
+            max_subscriptions_per_connection=None,
+        )
+        self._graphiql_page = graphiql_page
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """The answer, or a plain-text refusal with the request error's status (405s name the
-        method allowed)."""
+        method allowed). A WebSocket is counted from its upgrade to its close; past the
+        process's or the client's limit of sockets the upgrade is refused (503 or 429)."""
         try:
-            return await self.run(request=request)
+            if not self.is_websocket_request(request):
+                return await self.run(request=request)
+            sockets = self.guards.sockets
+            address = client_address(request, self.guards.trusted_proxy_hops)
+            refused_socket = sockets.refusal(address)
+            if refused_socket is not None:
+                return _socket_refused(refused_socket)
+            with sockets.holding(address):
+                return await self.run(request=request)
         except HTTPException as refused:
             return web.Response(
                 body=refused.reason.encode("utf-8", "backslashreplace"),
@@ -305,15 +285,7 @@ class LeaderboardView(GraphQLView[Context, None]):
                         request, request_adapter, request_data, context, root_value, sub_response
                     )
             except TimeoutError:
-                unconfirmed = [w.label for w in writes if w.outcome_unknown]
-                error = (
-                    outcome_unknown(
-                        f" (the request ran out of time; unconfirmed: {', '.join(unconfirmed)})"
-                    )
-                    if unconfirmed
-                    else unavailable(" (the request ran out of time)")
-                )
-                return _unavailable(sub_response, error)
+                return _unavailable(sub_response, outcomes.out_of_time(writes))
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
@@ -365,6 +337,21 @@ class LeaderboardView(GraphQLView[Context, None]):
                 body.pop("data", None)
         return body
 
+    async def create_websocket_response(
+        self, request: web.Request, subprotocol: str | None
+    ) -> web.WebSocketResponse:
+        """The socket, with its bounds: the largest message a client may send, pings to find
+        dead peers, and no compression (whose state would cost memory on every socket)."""
+        limits = self.guards.sockets.limits
+        ws = web.WebSocketResponse(
+            protocols=[subprotocol] if subprotocol else [],
+            max_msg_size=limits.max_message_bytes,
+            heartbeat=limits.heartbeat,
+            compress=False,
+        )
+        await ws.prepare(request)
+        return ws
+
     def create_response(
         self,
         response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
@@ -386,6 +373,17 @@ def _unavailable(sub_response: web.Response, error: LeaderboardError) -> Executi
     sub_response.set_status(503)
     sub_response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return ExecutionResult(data=None, errors=[coded(error)])
+
+
+def _socket_refused(error: LeaderboardError) -> web.Response:
+    """A WebSocket upgrade refused at a limit: 429 for the client's own, 503 for the
+    process's, with the error as a GraphQL response body."""
+    status = 429 if error.code is ErrorCode.THROTTLED else 503
+    return web.json_response(
+        {"errors": [coded(error).formatted]},
+        status=status,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
 
 
 def _refused(result: ExecutionResult) -> tuple[int, int] | None:

@@ -23,6 +23,8 @@ from dynamo.table import Db, now
 from gql.admission import Admission
 from gql.auth import ApiKeys
 from gql.cost import MAX_COST
+from gql.guards import Guards
+from gql.sockets import SocketLimits, Sockets
 from gql.throttle import Allowances
 from gql.view import (
     API_KEYS,
@@ -31,7 +33,6 @@ from gql.view import (
     DB,
     DEFAULT_QUERY,
     RANK_INDEX,
-    Guards,
     LeaderboardView,
 )
 from leaderboard.backend import open_stream, open_table
@@ -43,11 +44,13 @@ from rankindex.index import RankIndex
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["ADMISSION", "BREAKER", "CALLS", "create_app", "server_options"]
+__all__ = ["ADMISSION", "BREAKER", "CALLS", "SOCKETS", "create_app", "server_options"]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
 ADMISSION = web.AppKey("admission", Admission)
+SOCKETS = web.AppKey("sockets", Sockets)
+"""The process's WebSockets and subscriptions (their counts, for tests and health)."""
 
 Prepare = Callable[[Db], Awaitable[None]]
 
@@ -123,7 +126,21 @@ def create_app(
             tracked=limits.tracked_clients,
         ),
         trusted_proxy_hops=limits.trusted_proxy_hops,
+        sockets=Sockets(
+            SocketLimits(
+                max_sockets=limits.max_websockets,
+                max_sockets_per_client=limits.max_websockets_per_client,
+                max_subscriptions=limits.max_subscriptions,
+                max_operations_per_socket=limits.max_subscriptions_per_socket,
+                init_timeout=limits.connection_init_timeout,
+                max_buffer_bytes=limits.max_socket_buffer_bytes,
+                send_timeout=limits.socket_send_timeout,
+                max_message_bytes=limits.max_body_bytes,
+                heartbeat=limits.socket_heartbeat,
+            )
+        ),
     )
+    app[SOCKETS] = guards.sockets
     view = LeaderboardView(graphiql_page=page, guards=guards)
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)

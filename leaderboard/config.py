@@ -75,6 +75,11 @@ class Limits:
     max_socket_buffer_bytes: int = 1 << 20
     """Bytes waiting to be sent on one WebSocket; a consumer that falls further behind is
     disconnected rather than buffered."""
+    socket_send_timeout: float = 10.0
+    """Seconds one message may take to be handed to a WebSocket; a consumer slower than that
+    is disconnected."""
+    socket_heartbeat: float = 30.0
+    """Seconds between pings on a WebSocket; one that does not answer is closed."""
     trusted_proxy_hops: int = 0
     """Proxies (load balancers) in front of the service that append to X-Forwarded-For: the
     client's address is the one that many hops from the right. 0 uses the peer address."""

@@ -60,6 +60,9 @@ class Context:
     """Where the operation reserves its cost before it executes; None: no bound."""
     cost: int | None = None
     """The operation's static cost, once computed."""
+    on_push: Callable[[], object] | None = None
+    """Called before each push of a subscription after the first (the WebSocket transport
+    begins the push's own budget there)."""
     loaders: Loaders = field(init=False)
 
     ranks: RankSource = field(init=False)
@@ -69,5 +72,12 @@ class Context:
         self.loaders = Loaders.create(self.db, self.ranks)
 
     def renew_loaders(self) -> None:
-        """Forget everything loaded so far (a long-lived subscription does, before each push)."""
+        """Forget everything loaded so far."""
         self.loaders = Loaders.create(self.db, self.ranks)
+
+    def next_push(self) -> None:
+        """A long-lived subscription is about to read for its next push: it forgets what it
+        loaded, and the push gets a budget of its own."""
+        self.renew_loaders()
+        if self.on_push is not None:
+            self.on_push()

@@ -29,10 +29,10 @@ async def watch_top(
     async with ctx.broker.listen(board_id) as changes:
         sent: list[tuple[str, int, str]] | None = None
         while True:
-            ctx.renew_loaders()
             top = (await scores.top_scores(ctx.db, board_id, size, None)).items
             seen = [(e.player_id, e.score, e.attained_at.isoformat()) for e in top]
             if seen != sent:
                 sent = seen
                 yield top
             await changes.wait()
+            ctx.next_push()
