@@ -182,7 +182,18 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
         payload = cast(dict[str, Any], raw)
         query: str = payload["query"]
         operation_name: str | None = payload.get("operationName")
+        limit = self.sockets.limits.max_operations_per_socket
+        if len(self.operations) >= limit:
+            await self._refuse(id_, operation_name, _too_many(limit))
+            return
         kind = _operation_type(query, operation_name)
+        holds_subscription = False
+        if kind is OperationType.SUBSCRIPTION:
+            refused = self.sockets.start_subscription()
+            if refused is not None:
+                await self._refuse(id_, operation_name, refused)
+                return
+            holds_subscription = True
         operation = GuardedOperation(
             self,
             id_,
@@ -192,17 +203,6 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
             context=replace(self.context, request_id=uuid.uuid4().hex),
             kind=kind,
         )
-        limit = self.sockets.limits.max_operations_per_socket
-        if len(self.operations) >= limit:
-            await self._refuse_at_once(operation, _too_many(limit))
-            return
-        holds_subscription = False
-        if kind is OperationType.SUBSCRIPTION:
-            refused = self.sockets.start_subscription()
-            if refused is not None:
-                await self._refuse_at_once(operation, refused)
-                return
-            holds_subscription = True
         self.operations[id_] = operation
         task = asyncio.create_task(self.run_operation(operation))
         operation.task = task
@@ -210,10 +210,13 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
             task.add_done_callback(lambda _: self.sockets.end_subscription())
         task.add_done_callback(self._task_done)
 
-    async def _refuse_at_once(self, operation: GuardedOperation, error: LeaderboardError) -> None:
-        self.operations[operation.id] = operation  # the error message de-registers it
-        await operation.refuse(error)
-        _log(operation, "refused", 0.0)
+    async def _refuse(self, id_: str, operation_name: str | None, error: LeaderboardError) -> None:
+        """Refuse an operation before anything of it is made: one coded error message."""
+        request_id = uuid.uuid4().hex
+        formatted = coded(error).formatted
+        formatted["extensions"] = {**(formatted.get("extensions") or {}), "requestId": request_id}
+        await self.send_message({"id": id_, "type": "error", "payload": [formatted]})
+        _log(request_id, id_, operation_name, "refused", 0.0, Counter())
 
     def _begin_budget(self, operation: GuardedOperation) -> budget.Budget:
         """A fresh budget for the operation (or its next push), in the operation's task."""
@@ -265,7 +268,14 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
             current = budget.current()
             if current is not None:
                 operation.calls.update(current.calls)
-            _log(operation, outcome, time.perf_counter() - started)
+            _log(
+                operation.request_id,
+                operation.id,
+                operation.operation_name,
+                outcome,
+                time.perf_counter() - started,
+                operation.calls,
+            )
 
     async def _execute(self, operation: GuardedOperation) -> None:
         result_source = await self.schema.stream(
@@ -341,17 +351,24 @@ def _too_many(limit: int) -> LeaderboardError:
     )
 
 
-def _log(operation: GuardedOperation, outcome: str, seconds: float) -> None:
+def _log(
+    request_id: str,
+    operation_id: str,
+    operation_name: str | None,
+    outcome: str,
+    seconds: float,
+    calls: Counter[str],
+) -> None:
     access_log.info(
         "websocket operation",
         extra={
-            "requestId": operation.request_id,
+            "requestId": request_id,
             "transport": "websocket",
-            "operationId": operation.id,
-            "operationName": operation.operation_name,
+            "operationId": operation_id,
+            "operationName": operation_name,
             "outcome": outcome,
             "durationMs": round(seconds * 1000, 2),
-            "dynamodbCalls": sum(operation.calls.values()),
-            "dynamodbCallsByOperation": dict(operation.calls),
+            "dynamodbCalls": sum(calls.values()),
+            "dynamodbCallsByOperation": dict(calls),
         },
     )

@@ -2,37 +2,74 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
-from dynamo import scores
+from dynamo import leaderboards, players, scores
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import validate_id
+from dynamo.leaderboards import LeaderboardItem
+from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
+from dynamo.table import Db
 from resolvers.context import Context
 from resolvers.pagination import page_size
 
 __all__ = ["watch_top"]
 
 
+@dataclass(frozen=True)
+class Top:
+    """A board's top entries with the board and their players, read once for every
+    subscriber that the same notice woke."""
+
+    board: LeaderboardItem | None
+    entries: list[ScoreItem]
+    players: list[PlayerItem | None]
+
+
+async def _read_top(db: Db, board_id: str, size: int) -> Top:
+    """The board (GetItem) and its top (Query) at once, then their players (BatchGetItem)."""
+    [board], page = await asyncio.gather(
+        leaderboards.get_leaderboards(db, [board_id]),
+        scores.top_scores(db, board_id, size, None),
+    )
+    entries = page.items
+    found = await players.get_players(db, [e.player_id for e in entries]) if entries else []
+    return Top(board, entries, found)
+
+
 async def watch_top(
     ctx: Context, leaderboard_id: str, first: int | None
 ) -> AsyncIterator[list[ScoreItem]]:
     """The board's top ``first`` now, then again after each play that changes it. A play that
-    changes an entry outside the top wakes the watcher, which re-reads the top (one Query),
-    finds it unchanged and sends nothing."""
+    changes an entry outside the top wakes the watcher, which finds the top unchanged and
+    sends nothing.
+
+    The subscribers of a board that one notice wakes share one read of its top (see
+    ``Broker.shared``); each primes its own loaders with what was read, so that a push's
+    ranks and players' names cost no further call."""
     size = page_size(first)
     board_id = validate_id(leaderboard_id, "leaderboardId")
-    if await ctx.loaders.leaderboard.load(board_id) is None:
-        raise LeaderboardError(
-            ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard {board_id!r}", "leaderboardId"
-        )
+    db = ctx.db
     async with ctx.broker.listen(board_id) as changes:
         sent: list[tuple[str, int, str]] | None = None
         while True:
-            top = (await scores.top_scores(ctx.db, board_id, size, None)).items
-            seen = [(e.player_id, e.score, e.attained_at.isoformat()) for e in top]
+            top = await ctx.broker.shared(
+                board_id, ("top", size), lambda: _read_top(db, board_id, size)
+            )
+            if top.board is None:
+                raise LeaderboardError(
+                    ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard {board_id!r}", "leaderboardId"
+                )
+            ctx.loaders.leaderboard.prime(board_id, top.board)
+            for player in top.players:
+                if player is not None:
+                    ctx.loaders.player.prime(player.player_id, player)
+            seen = [(e.player_id, e.score, e.attained_at.isoformat()) for e in top.entries]
             if seen != sent:
                 sent = seen
-                yield top
+                yield top.entries
             await changes.wait()
             ctx.next_push()

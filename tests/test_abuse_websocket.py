@@ -4,10 +4,16 @@ a request id), and bounded sockets, subscriptions, handshakes and send queues.""
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import logging
+import socket as stdlib_socket
+import sys
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +22,7 @@ from aiohttp import ClientWebSocketResponse, WSMsgType, WSServerHandshakeError
 from gql.view import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
-from tests.conftest import Api, _serve
+from tests.conftest import API_KEYS, Api, _serve
 from tests.fault_proxy import Fault, FaultProxy, Rule
 
 PROTOCOL = ("graphql-transport-ws",)
@@ -333,3 +339,193 @@ async def _settled(condition: Any, seconds: float = 5.0) -> None:
     async with asyncio.timeout(seconds):
         while not condition():  # noqa: ASYNC110 - counters of the server, not an event
             await asyncio.sleep(0.02)
+
+
+def _frame(text: str) -> bytes:
+    """A client's text frame (masked with a zero key, which leaves the payload as it is)."""
+    payload = text.encode()
+    size = len(payload)
+    if size < 126:
+        header = bytes([0x81, 0x80 | size])
+    elif size < 1 << 16:
+        header = bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big")
+    else:
+        header = bytes([0x81, 0x80 | 127]) + size.to_bytes(8, "big")
+    return header + b"\0\0\0\0" + payload
+
+
+async def _stalled_socket(
+    api: Api, query: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket that subscribes, then never reads: its receive buffer is as small as the
+    system allows."""
+    sock = stdlib_socket.socket()
+    sock.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_RCVBUF, 1024)
+    sock.setblocking(False)
+    server = api.http.server
+    await asyncio.get_running_loop().sock_connect(sock, (server.host, server.port))
+    reader, writer = await asyncio.open_connection(sock=sock)
+    writer.write(
+        b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        b"Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n"
+    )
+    assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101")
+    writer.write(_frame(json.dumps({"type": "connection_init"})))
+    assert b"connection_ack" in await reader.read(64)
+    writer.write(_frame(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": query}})))
+    await writer.drain()
+    return reader, writer
+
+
+@pytest.mark.parametrize(
+    ("buffer", "send_timeout"),
+    [
+        pytest.param(1000, 60.0, id="unsent bytes past the buffer limit"),
+        pytest.param(1 << 20, 1.0, id="a send waiting past the send timeout"),
+    ],
+)
+async def test_a_consumer_that_stops_reading_is_dropped(
+    settings: Settings, buffer: int, send_timeout: float
+) -> None:
+    limits = replace(
+        settings.limits, max_socket_buffer_bytes=buffer, socket_send_timeout=send_timeout
+    )
+    async with _serve(replace(settings, limits=limits), None) as api:
+        sockets = api.http.app[SOCKETS]
+        await api.create_board("b")
+        for n in range(30):
+            await api.create_player(f"p{n:02}", "n" * 100)
+            await api.submit(f"p{n:02}", "b", n)
+        # Each push is about 130 KB: thirty entries with their player's name 39 times.
+        names = " ".join(f"n{k}: name" for k in range(39))
+        query = f"""subscription {{ leaderboardChanged(leaderboardId: "b", first: 30) {{
+            entries {{ rank score player {{ id {names} }} }} }} }}"""
+        _, writer = await _stalled_socket(api, query)
+        await _settled(lambda: sockets.subscriptions == 1)
+        plays = 0
+        while sockets.dropped == 0:
+            assert plays < 1000, "the stalled socket was never dropped"
+            await api.submit(f"p{plays % 30:02}", "b", 1000 + plays)
+            plays += 1
+        await _settled(lambda: sockets.open == 0 and sockets.subscriptions == 0)
+        assert api.http.app[BROKER].listening("b") == 0
+        writer.close()
+        # Everyone else is still served, on HTTP and on WebSocket.
+        async with socket(api) as ws:
+            await subscribe(ws, "1", WATCH, {"b": "b"})
+            assert (await receive(ws))["type"] == "next"
+
+
+MB = 1 << 20
+
+
+def _resident_mb() -> float:
+    """This process's resident memory (the service runs in it; the flood does not)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api: Api) -> None:
+    """50 anonymous sockets from one address, each asking for 100 subscriptions of a
+    100-entry board: 16 sockets open, 10 subscriptions each, everything else refused; the
+    service's memory stays near its baseline and returns to it once they close."""
+    sockets = api.http.app[SOCKETS]
+    await api.create_board("b")
+    for n in range(100):
+        await api.create_player(f"p{n:02}", "n" * 100)
+        await api.submit(f"p{n:02}", "b", n)
+    async with socket(api) as ws:  # every code path warm before the baseline
+        await subscribe(ws, "1", WATCH, {"b": "b"})
+        assert (await receive(ws))["type"] == "next"
+    await _settled(lambda: sockets.open == 0)
+    gc.collect()
+    baseline = _resident_mb()
+    tracemalloc.start()
+
+    server = api.http.server
+    flood = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.socket_flood",
+        f"http://{server.host}:{server.port}/graphql",
+        "--board",
+        "b",
+        "--key",  # no allowance of cost points stops it first: the socket limits do
+        API_KEYS[0],
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert flood.stdin is not None
+        assert flood.stdout is not None
+        counts = json.loads(await asyncio.wait_for(flood.stdout.readline(), 120))
+        assert counts == {
+            "opened": 16,
+            "refusedSockets": {"429": 34},
+            "running": 160,
+            "refusedSubscriptions": {"THROTTLED": 16 * 90},
+        }
+        assert (sockets.open, sockets.subscriptions) == (16, 160)
+        # Plays reach the 160 subscribers while the flood is held; HTTP answers meanwhile.
+        await api.create_player("top")
+        await api.submit("top", "b", 10_000)
+        board = await api.gql('{ leaderboard(id: "b") { entryCount } }')
+        assert board == {"leaderboard": {"entryCount": 101}}
+        held = _resident_mb()
+        held_heap = tracemalloc.get_traced_memory()[0] / MB
+        flood.stdin.write(b"close\n")
+        await flood.stdin.drain()
+        assert json.loads(await asyncio.wait_for(flood.stdout.readline(), 60)) == {"closed": 16}
+        await flood.wait()
+    finally:
+        if flood.returncode is None:
+            flood.kill()
+            await flood.wait()
+    await _settled(lambda: sockets.open == 0 and sockets.subscriptions == 0, seconds=30)
+    assert api.http.app[BROKER].listening("b") == 0
+    gc.collect()
+    after = _resident_mb()
+    after_heap, peak_heap = (size / MB for size in tracemalloc.get_traced_memory())
+    tracemalloc.stop()
+    print(
+        f"resident MB: baseline {baseline:.1f}, held {held:.1f}, after {after:.1f};"
+        f" Python heap since baseline MB: held {held_heap:.1f}, peak {peak_heap:.1f},"
+        f" after {after_heap:.1f}"
+    )
+    assert held - baseline < 150
+    assert held_heap < 40
+    assert after_heap < 2
+
+
+async def test_subscribers_woken_by_one_play_share_one_read(api: Api) -> None:
+    """Twenty subscribers of a board (on five sockets) cost one read of its top per change,
+    not twenty: the play's pushes add one Query, one GetItem and one BatchGetItem."""
+    await api.create_board("b")
+    for n in range(3):
+        await api.create_player(f"p{n}")
+        await api.submit(f"p{n}", "b", n)
+    await api.create_player("top")
+    async with AsyncExitStack() as stack:
+        sockets = [await stack.enter_async_context(socket(api)) for _ in range(5)]
+        for ws in sockets:
+            for n in range(4):
+                await subscribe(ws, str(n), WATCH, {"b": "b"})
+        for ws in sockets:
+            for _ in range(4):
+                assert (await receive(ws))["type"] == "next"
+        api.reset_calls()
+        await api.submit("top", "b", 100)
+        for ws in sockets:
+            for _ in range(4):
+                entries = (await receive(ws))["payload"]["data"]["leaderboardChanged"]["entries"]
+                assert entries[0] == {"rank": 1, "score": 100, "player": {"id": "top"}}
+        # The play: a BatchGetItem and its transaction; the twenty pushes: one read.
+        assert api.calls == {
+            "BatchGetItem": 1 + 1,
+            "TransactWriteItems": 1,
+            "GetItem": 1,
+            "Query": 1,
+        }
