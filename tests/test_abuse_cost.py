@@ -14,6 +14,7 @@ from graphql import GraphQLObjectType, get_named_type, parse
 
 from gql.cost import FIELD_COSTS, MAX_COST, RANK, document_cost
 from gql.schema import schema
+from gql.validation import MAX_CHARACTERS, MAX_TOKENS
 from leaderboard.config import Limits, Settings
 from tests.conftest import API_KEYS, Api, _serve
 
@@ -30,8 +31,32 @@ sessions (about 5,000-8,000 DynamoDB calls if it ran)."""
 OVER = "{ " + " ".join(f"a{i}: {NESTED}" for i in range(3)) + " }"
 """Three of those aliases: a small document, within every size limit, over the cost limit."""
 
-REFUSED = {"COST_LIMIT_EXCEEDED", "GRAPHQL_VALIDATION_FAILED", "GRAPHQL_PARSE_FAILED"}
-"""The codes a document can be refused with before it runs, for its size or its cost."""
+
+def _aliases(count: int) -> str:
+    return "{ " + " ".join(f"a{i}: {NESTED}" for i in range(count)) + " }"
+
+
+AMPLIFIED = [
+    (
+        AMPLIFICATION,
+        "GRAPHQL_VALIDATION_FAILED",
+        f"Document has {len(AMPLIFICATION)} characters. Allowed: {MAX_CHARACTERS}",
+    ),
+    (
+        _aliases(20),
+        "GRAPHQL_VALIDATION_FAILED",
+        f"Syntax Error: Document contains more than {MAX_TOKENS} tokens. Parsing aborted.",
+    ),
+    (
+        _aliases(4),
+        "COST_LIMIT_EXCEEDED",
+        f"the query's cost is {4 * (2 + 100 * 4)}, over the limit of {MAX_COST}: ask for fewer"
+        " items (first), fewer ids, or fewer nested lists",
+    ),
+]
+"""The amplification query at three sizes, each refused by the first limit it breaks: its
+length (the whole 8 KB document), its tokens (20 aliases, within the length), its cost (4
+aliases, within both)."""
 
 PAGE = """query($first: Int) { leaderboard(id: "b") { name topScores(first: $first) {
     edges { cursor node { rank score player { name } } } pageInfo { endCursor } } } }"""
@@ -66,15 +91,19 @@ async def test_a_document_over_the_cost_limit_is_refused_before_any_database_cal
     assert api.calls == {}
 
 
-async def test_the_amplification_query_is_refused_before_any_database_call(api: Api) -> None:
+@pytest.mark.parametrize(("query", "code", "message"), AMPLIFIED, ids=["40", "20", "4"])
+async def test_the_amplification_query_is_refused_before_any_database_call(
+    api: Api, query: str, code: str, message: str
+) -> None:
     assert len(AMPLIFICATION.encode()) > 8000
     assert cost(AMPLIFICATION) == 40 * (2 + 100 * 4)
     api.reset_calls()
-    for key in (None, API_KEYS[0]):
-        body = await api.raw(AMPLIFICATION, key=key)
+    for key in (None, API_KEYS[0]):  # a key is no way around any of the limits
+        body = await api.raw(query, key=key)
         assert body.get("data") is None, body
-        codes = {error["extensions"]["code"] for error in body["errors"]}
-        assert codes <= REFUSED, body
+        assert [(e["extensions"]["code"], e["message"]) for e in body["errors"]] == [
+            (code, message)
+        ], body
     assert api.calls == {}
 
 
