@@ -37,10 +37,13 @@ class Broker:
     notice that wakes a thousand subscribers of a board makes one read of it, not a thousand,
     and a subscriber that arrives between notices reads nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared_read_age: float = 1.0) -> None:
+        self.shared_read_age = shared_read_age
+        """Seconds a finished shared read still answers newcomers when no notice came since:
+        what changes without a notice (a player's name) is at most that old on a first push."""
         self._listeners: dict[str, set[Listener]] = {}
         self._generation: dict[str, int] = {}
-        self._reads: dict[str, dict[Hashable, tuple[int, asyncio.Task[Any]]]] = {}
+        self._reads: dict[str, dict[Hashable, _Read]] = {}
 
     def publish(self, topic: str) -> None:
         listeners = self._listeners.get(topic)
@@ -73,31 +76,44 @@ class Broker:
 
     async def shared(self, topic: str, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
         """The result of ``read()`` for ``key`` of a watched ``topic``, begun since the topic's
-        latest notice: begun now if no such read exists (or the last one failed), else that
-        read's, in progress or done. The read runs in a task of its own, so a caller that is
-        cancelled cancels nobody else's wait."""
+        latest notice: that read's, in progress or finished less than ``shared_read_age``
+        ago, or else (none, too old, or failed) a read begun now. The read runs in a task of
+        its own, so a caller that is cancelled cancels nobody else's wait."""
         reads = self._reads[topic]
         generation = self._generation[topic]
         found = reads.get(key)
-        if found is None or found[0] != generation or _failed(found[1]):
-
-            async def run() -> T:
-                return await read()
-
-            task: asyncio.Task[T] = asyncio.create_task(run())
-            task.add_done_callback(_retrieve)
-            reads[key] = (generation, task)
-        else:
-            task = found[1]
-        result: T = await asyncio.shield(task)
+        if found is None or not found.answers(generation, self.shared_read_age):
+            found = _Read(generation, asyncio.create_task(_run(read)))
+            reads[key] = found
+        result: T = await asyncio.shield(found.task)
         return result
 
 
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Take a failed read's exception, whether or not anyone was still waiting for it."""
-    if not task.cancelled():
-        task.exception()
+async def _run(read: Callable[[], Awaitable[T]]) -> T:
+    return await read()
 
 
-def _failed(task: asyncio.Task[Any]) -> bool:
-    return task.done() and (task.cancelled() or task.exception() is not None)
+class _Read:
+    """One shared read: the generation it began in, its task, and when it finished."""
+
+    def __init__(self, generation: int, task: asyncio.Task[Any]) -> None:
+        self.generation = generation
+        self.task = task
+        self.finished: float | None = None
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.finished = asyncio.get_running_loop().time()
+        if not task.cancelled():
+            task.exception()  # taken, whether or not anyone was still waiting for it
+
+    def answers(self, generation: int, age: float) -> bool:
+        """Whether a caller of ``generation`` may have this read's result."""
+        if generation != self.generation:
+            return False
+        if self.finished is None:
+            return True
+        task = self.task
+        if task.cancelled() or task.exception() is not None:
+            return False
+        return asyncio.get_running_loop().time() - self.finished < age
