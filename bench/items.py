@@ -12,13 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from bench.workload import new_player
-from dynamo import players
-from dynamo.entries import EntryItem, entry_key
+from dynamo.entries import ENTRY_GUARD, guard_for
 from dynamo.leaderboards import LeaderboardItem
-from dynamo.players import PlayerItem
-from dynamo.plays import Submission
-from dynamo.scores import ScoreItem, rank_value, score_keys, score_sk, tie_value
-from dynamo.sessions import SessionItem, session_keys
+from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
+from dynamo.plays import Submission, play_session
+from dynamo.scores import SCORE, ScoreItem, sort_values
+from dynamo.sessions import SESSION, SessionItem
 
 __all__ = [
     "bulk_items",
@@ -33,52 +32,28 @@ __all__ = [
 
 def player_item(player: PlayerItem) -> dict[str, Any]:
     """The Player item, keys included."""
-    return {
-        "pk": players.PK.format(player_id=player.player_id),
-        "sk": players.SK,
-        "gsi1pk": players.GSI1PK.format(email=player.email),
-        "gsi1sk": players.GSI1SK.format(player_id=player.player_id),
-        **player.attributes(),
-    }
+    return PLAYER.item(player)
 
 
 def claim_item(player: PlayerItem) -> dict[str, Any]:
     """The item that reserves the player's e-mail address."""
-    return {
-        "pk": players.CLAIM_PK.format(email=player.email),
-        "sk": players.CLAIM_SK,
-        "playerId": player.player_id,
-    }
+    return {**EMAIL_CLAIM.keys(email=player.email), "playerId": player.player_id}
 
 
 def session_item(session: SessionItem) -> dict[str, Any]:
     """The Session item, keys included."""
-    return {**session_keys(session), **session.attributes()}
+    return SESSION.item(session)
 
 
 def score_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
     """The Score item of ``entry`` on ``board``, keys included."""
-    return {**score_keys(board, entry), **entry.attributes()}
+    return SCORE.item(entry, **sort_values(board, entry))
 
 
 def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
-    """The entry guard that points at the player's Score item on ``board``, with the rank and
-    tie values the table's stream carries to the rank index and the entry's ``version``; it
-    expires with the board (``ttl``, left out on boards that never expire)."""
-    guard = EntryItem(
-        player_id=entry.player_id,
-        leaderboard_id=board.leaderboard_id,
-        score=entry.score,
-        attained_at=entry.attained_at,
-        session_id=entry.session_id,
-        score_sk=score_sk(board, entry),
-        rank_value=rank_value(entry.score, board.score_width, board.sort_order),
-        tie_value=tie_value(entry.attained_at),
-        version=entry.version,
-        ttl=board.ttl,
-    )
-    pk, sk = entry_key(entry.player_id, board.leaderboard_id)
-    return {"pk": pk, "sk": sk, **guard.attributes()}
+    """The entry guard that points at the player's Score item on ``board``, at the entry's
+    ``version`` (as a play writes it: see dynamo/entries.py ``guard_for``)."""
+    return ENTRY_GUARD.item(guard_for(board, entry, entry.version))
 
 
 def bulk_items(
@@ -112,16 +87,7 @@ def play_items(
     player = new_player(sub.player_id, at).model_copy(
         update={"lifetime_score": sub.score, "games_played": 1}
     )
-    session = SessionItem(
-        session_id=session_id,
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
-        played_at=at,
-        leaderboard_id=boards[0].leaderboard_id,
-        leaderboard_ids=[b.leaderboard_id for b in boards],
-    )
+    session = play_session(sub, session_id, at, [b.leaderboard_id for b in boards])
     items = [player_item(player), claim_item(player), session_item(session)]
     for board in boards:
         entry = ScoreItem(

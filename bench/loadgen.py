@@ -160,7 +160,7 @@ def kinds(plan: WorkerPlan) -> dict[str, Kind]:
                 "leaderboardIds": list(PROFILE_BOARDS),
                 "mainLeaderboardId": BOARD_ID,
             },
-            _not_null("player", "bestScore"),
+            _not_null("player", "entry"),
         ),
         "around me": Kind(
             "around me",

@@ -16,7 +16,7 @@ from bench.items import play_items
 from bench.workload import LoadedPlayer, new_player
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, board_key, create_leaderboard
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, create_leaderboard
 from dynamo.players import create_player
 from dynamo.plays import Submission, SubmitResult
 from dynamo.submit import submit_score
@@ -138,10 +138,9 @@ async def load_boards_with_batch_writes(
         )
     await batch_write(db, items)
     for board_id, count in entries.items():
-        pk, sk = board_key(board_id)
         await db.client.update_item(
             TableName=db.table,
-            Key=serialize({"pk": pk, "sk": sk}),
+            Key=serialize(LEADERBOARD.key_attributes(leaderboard_id=board_id)),
             UpdateExpression="SET entryCount = :count",
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues=serialize({":count": count}),

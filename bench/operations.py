@@ -171,7 +171,7 @@ def operations(
             lambda d: (
                 len(d["player"]["ranks"]) == len(PROFILE_BOARDS)
                 and d["player"]["ranks"][0]["total"] == entries
-                and d["player"]["bestScore"]["rank"] == d["player"]["ranks"][0]["rank"]
+                and d["player"]["entry"]["rank"] == d["player"]["ranks"][0]["rank"]
                 and len(_edges(d["player"]["sessions"])) >= 1
             ),
         ),

@@ -18,7 +18,7 @@ from bench.rank_stack import Stack, clock_ms
 from bench.report import log
 from bench.workload import GAMES, new_board
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import board_key, create_leaderboard
+from dynamo.leaderboards import LEADERBOARD, create_leaderboard
 from dynamo.plays import Submission
 from dynamo.scores import rank_value, tie_value
 from dynamo.table import serialize
@@ -130,10 +130,9 @@ async def load_direct(stack: Stack, entries: int, probes: int, rng: random.Rando
         play = _play(_player_id(i + 1), board.leaderboard_id, scores[i], rng)
         items.extend(bulk_items(board, play, attained[i], new_session_id()))
     await batch_write(stack.db, items)
-    pk, sk = board_key(board.leaderboard_id)
     await stack.db.client.update_item(
         TableName=stack.db.table,
-        Key=serialize({"pk": pk, "sk": sk}),
+        Key=serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
         UpdateExpression="SET entryCount = :count",
         ConditionExpression="attribute_exists(pk)",
         ExpressionAttributeValues=serialize({":count": entries}),

@@ -12,12 +12,11 @@ from typing import Any
 from bench.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.raw_submit import raw_submit_score
 from bench.workload import TOP_N, Variables
-from dynamo import players, scores, sessions
-from dynamo.entries import entry_key
-from dynamo.leaderboards import LeaderboardItem, SortOrder, board_key
-from dynamo.players import player_key
-from dynamo.scores import SCORE_RANGE_END, board_pk, rank_value
-from dynamo.sessions import session_key
+from dynamo.entries import ENTRY_GUARD
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder
+from dynamo.players import PLAYER
+from dynamo.scores import SCORE, SCORE_RANGE_END, rank_value
+from dynamo.sessions import SESSION
 from dynamo.table import GSI1, GSI2, Db, serialize
 
 __all__ = ["SCORE_RANGE_END", "RawCalls"]
@@ -32,28 +31,30 @@ class RawCalls:
         self.board = board
 
     async def top_scores(self, v: Variables) -> None:
-        await raw_get(self.db, board_key(v["id"]))
+        await raw_get(self.db, LEADERBOARD.key(leaderboard_id=v["id"]))
         page = await raw_query(
             self.db,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues=serialize(
-                {":pk": board_pk(v["id"]), ":prefix": scores.SK_PREFIX}
+                {":pk": SCORE.pk.fill(leaderboard_id=v["id"]), ":prefix": SCORE.sk.prefix}
             ),
             ScanIndexForward=False,
             Limit=TOP_N + 1,
         )
         ids = [item["playerId"]["S"] for item in items_of(page)[:TOP_N]]
-        await raw_batch_get(self.db, [player_key(p) for p in ids])
+        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def player(self, v: Variables) -> None:
-        await raw_get(self.db, player_key(v["id"]))
+        await raw_get(self.db, PLAYER.key(player_id=v["id"]))
 
     async def player_by_email(self, v: Variables) -> None:
         await raw_query(
             self.db,
             IndexName=GSI1,
             KeyConditionExpression="gsi1pk = :pk",
-            ExpressionAttributeValues=serialize({":pk": players.GSI1PK.format(email=v["email"])}),
+            ExpressionAttributeValues=serialize(
+                {":pk": PLAYER.indexes[GSI1][0].fill(email=v["email"])}
+            ),
             Limit=1,
         )
 
@@ -64,59 +65,61 @@ class RawCalls:
             KeyConditionExpression="gsi1pk = :pk AND gsi1sk = :sk",
             ExpressionAttributeValues=serialize(
                 {
-                    ":pk": scores.GSI1PK.format(player_id=player_id),
-                    ":sk": scores.GSI1SK.format(leaderboard_id=board_id),
+                    ":pk": SCORE.indexes[GSI1][0].fill(player_id=player_id),
+                    ":sk": SCORE.indexes[GSI1][1].fill(leaderboard_id=board_id),
                 }
             ),
             Limit=1,
         )
 
     async def best_score(self, v: Variables) -> None:
-        await raw_get(self.db, player_key(v["id"]))
+        await raw_get(self.db, PLAYER.key(player_id=v["id"]))
         await self._best(v["id"], v["board"])
 
     async def player_scores(self, v: Variables) -> None:
-        await raw_get(self.db, player_key(v["id"]))
+        await raw_get(self.db, PLAYER.key(player_id=v["id"]))
         await raw_query(
             self.db,
             IndexName=GSI1,
             KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
             ExpressionAttributeValues=serialize(
-                {":pk": scores.GSI1PK.format(player_id=v["id"]), ":prefix": scores.SK_PREFIX}
+                {":pk": SCORE.indexes[GSI1][0].fill(player_id=v["id"]), ":prefix": SCORE.sk.prefix}
             ),
             ScanIndexForward=True,
             Limit=21,
         )
 
     async def player_sessions(self, v: Variables) -> None:
-        await raw_get(self.db, player_key(v["id"]))
+        await raw_get(self.db, PLAYER.key(player_id=v["id"]))
         await raw_query(
             self.db,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues=serialize(
-                {":pk": sessions.PK.format(player_id=v["id"]), ":prefix": sessions.SK_PREFIX}
+                {":pk": SESSION.pk.fill(player_id=v["id"]), ":prefix": SESSION.sk.prefix}
             ),
             ScanIndexForward=False,
             Limit=11,
         )
 
     async def session(self, v: Variables) -> None:
-        await raw_get(self.db, session_key(v["playerId"], v["sessionId"]))
+        await raw_get(self.db, SESSION.key(player_id=v["playerId"], session_id=v["sessionId"]))
 
     async def game_sessions(self, v: Variables) -> None:
         page = await raw_query(
             self.db,
             IndexName=GSI2,
             KeyConditionExpression="gsi2pk = :pk",
-            ExpressionAttributeValues=serialize({":pk": sessions.GSI2PK.format(game_id=v["game"])}),
+            ExpressionAttributeValues=serialize(
+                {":pk": SESSION.indexes[GSI2][0].fill(game_id=v["game"])}
+            ),
             ScanIndexForward=False,
             Limit=21,
         )
         ids = [item["playerId"]["S"] for item in items_of(page)[:20]]
-        await raw_batch_get(self.db, [player_key(p) for p in ids])
+        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def leaderboard(self, v: Variables) -> None:
-        await raw_get(self.db, board_key(v["id"]))
+        await raw_get(self.db, LEADERBOARD.key(leaderboard_id=v["id"]))
 
     async def _count_better(self, board_id: str, own: str) -> int:
         """COUNT of the entries of ``board_id`` with a rank value above ``own``, following
@@ -125,8 +128,8 @@ class RawCalls:
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
             "ExpressionAttributeValues": serialize(
                 {
-                    ":pk": board_pk(board_id),
-                    ":lo": f"{scores.SK_PREFIX}{own}$",
+                    ":pk": SCORE.pk.fill(leaderboard_id=board_id),
+                    ":lo": f"{SCORE.sk.prefix}{own}$",
                     ":hi": SCORE_RANGE_END,
                 }
             ),
@@ -143,9 +146,10 @@ class RawCalls:
 
     async def rank(self, v: Variables) -> None:
         player_id, board_id = v["id"], v["board"]
-        await raw_get(self.db, player_key(player_id))
+        await raw_get(self.db, PLAYER.key(player_id=player_id))
         best, board = await asyncio.gather(
-            self._best(player_id, board_id), raw_get(self.db, board_key(board_id))
+            self._best(player_id, board_id),
+            raw_get(self.db, LEADERBOARD.key(leaderboard_id=board_id)),
         )
         entry = items_of(best)[0]
         assert board is not None
@@ -161,15 +165,17 @@ class RawCalls:
         each board, the main board's best score among them) and its last ten sessions; then one
         COUNT per board, concurrently."""
         player_id, board_ids = v["playerId"], v["leaderboardIds"]
-        await raw_get(self.db, player_key(player_id))
+        await raw_get(self.db, PLAYER.key(player_id=player_id))
         guards, boards, _ = await asyncio.gather(
-            raw_batch_get(self.db, [entry_key(player_id, b) for b in board_ids]),
-            raw_batch_get(self.db, [board_key(b) for b in board_ids]),
+            raw_batch_get(
+                self.db, [ENTRY_GUARD.key(player_id=player_id, leaderboard_id=b) for b in board_ids]
+            ),
+            raw_batch_get(self.db, [LEADERBOARD.key(leaderboard_id=b) for b in board_ids]),
             raw_query(
                 self.db,
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
                 ExpressionAttributeValues=serialize(
-                    {":pk": sessions.PK.format(player_id=player_id), ":prefix": sessions.SK_PREFIX}
+                    {":pk": SESSION.pk.fill(player_id=player_id), ":prefix": SESSION.sk.prefix}
                 ),
                 ScanIndexForward=False,
                 Limit=11,

@@ -8,13 +8,12 @@ from typing import Any
 from bench.items import guard_item, score_item, session_item
 from bench.raw_dynamo import raw_batch_get, raw_key
 from bench.workload import Variables
-from dynamo.entries import entry_key
+from dynamo.entries import ENTRY_GUARD
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, Operator, board_key
-from dynamo.players import player_key
-from dynamo.plays import Submission
-from dynamo.scores import ScoreItem, board_pk, rank_value, score_sk
-from dynamo.sessions import SessionItem
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
+from dynamo.players import PLAYER
+from dynamo.plays import Submission, play_session
+from dynamo.scores import SCORE, ScoreItem, rank_value, score_sk
 from dynamo.table import Db, now, serialize
 
 __all__ = ["raw_submit_score"]
@@ -39,9 +38,9 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
     if sub.leaderboard_ids != (board_id,):
         raise ValueError(f"raw_submit_score plays on {board_id!r} only: {sub}")
     pkey, bkey, ekey = (
-        player_key(sub.player_id),
-        board_key(board_id),
-        entry_key(sub.player_id, board_id),
+        PLAYER.key(player_id=sub.player_id),
+        LEADERBOARD.key(leaderboard_id=board_id),
+        ENTRY_GUARD.key(player_id=sub.player_id, leaderboard_id=board_id),
     )
     found = {
         (raw["pk"]["S"], raw["sk"]["S"]): raw
@@ -50,16 +49,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
     table = db.table
     old = found.get(ekey)
     at, session_id = now(), new_session_id()
-    session = SessionItem(
-        session_id=session_id,
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
-        played_at=at,
-        leaderboard_id=board_id,
-        leaderboard_ids=list(sub.leaderboard_ids),
-    )
+    session = play_session(sub, session_id, at, list(sub.leaderboard_ids))
     entry = ScoreItem(
         leaderboard_id=board_id,
         player_id=sub.player_id,
@@ -132,7 +122,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
             guard["ExpressionAttributeValues"] = {":old": old["scoreSk"]}
         ops.append({"Put": guard})
         if old is not None and old["scoreSk"]["S"] != score_sk(board, entry):
-            old_key = raw_key((board_pk(board_id), old["scoreSk"]["S"]))
+            old_key = raw_key((SCORE.pk.fill(leaderboard_id=board_id), old["scoreSk"]["S"]))
             ops.append({"Delete": {"TableName": table, "Key": old_key}})
         ops.append({"Put": {"TableName": table, "Item": serialize(score_item(board, entry))}})
     await db.client.transact_write_items(TransactItems=ops, ClientRequestToken=f"{session_id}-0")

@@ -1,12 +1,8 @@
 """Entry guards: one internal item per (player, board) holding the player's current entry.
 
-Keys::
-
-    Entry guard   pk = PLAYER#<playerId>   sk = ENTRY#<leaderboardId>
-
-The guard stores the entry's score, when it was attained, its session and the sort key of its
-Score item. Submissions read it, decide, and write conditionally on it still holding what was
-read, which is what keeps "only the best" exact when submissions race.
+The guard (keys declared below) stores the entry's score, when it was attained, its session and
+the sort key of its Score item. Submissions read it, decide, and write conditionally on it still
+holding what was read, which is what keeps "only the best" exact when submissions race.
 """
 
 from __future__ import annotations
@@ -14,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from dynamo.scores import ScoreItem, best_score
-from dynamo.table import Db, Item, Key, batch_get, parse
+from dynamo.keys import Entity
+from dynamo.leaderboards import LeaderboardItem
+from dynamo.scores import SCORE, ScoreItem, best_score, sort_values
+from dynamo.table import Db, Item, batch_get, parse
 
-__all__ = ["EntryItem", "as_score", "current_entries", "entry_key", "is_entry_key"]
+__all__ = ["ENTRY_GUARD", "EntryItem", "as_score", "current_entries", "guard_for"]
 
-PK = "PLAYER#{player_id}"
-SK = "ENTRY#{leaderboard_id}"
+ENTRY_GUARD = Entity.declare("Entry guard", pk="PLAYER#{player_id}", sk="ENTRY#{leaderboard_id}")
 
 
 class EntryItem(Item):
@@ -38,13 +35,21 @@ class EntryItem(Item):
     ttl: int | None = None
 
 
-def entry_key(player_id: str, leaderboard_id: str) -> Key:
-    return (PK.format(player_id=player_id), SK.format(leaderboard_id=leaderboard_id))
-
-
-def is_entry_key(pk: str, sk: str) -> bool:
-    """Whether a key is an entry guard's (for readers of the table's stream)."""
-    return pk.startswith(PK.split("{")[0]) and sk.startswith(SK.split("{")[0])
+def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryItem:
+    """The entry guard holding ``entry`` on ``board``, at its ``version``-th write."""
+    sort = sort_values(board, entry)
+    return EntryItem(
+        player_id=entry.player_id,
+        leaderboard_id=board.leaderboard_id,
+        score=entry.score,
+        attained_at=entry.attained_at,
+        session_id=entry.session_id,
+        score_sk=SCORE.sk.fill(player_id=entry.player_id, **sort),
+        rank_value=sort["rank_value"],
+        tie_value=sort["tie_value"],
+        version=version,
+        ttl=board.ttl,
+    )
 
 
 def as_score(entry: EntryItem) -> ScoreItem:
@@ -67,8 +72,6 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
     """
     if len(pairs) == 1:
         return [await best_score(db, *pairs[0])]
-    found = await batch_get(db, [entry_key(p, b) for p, b in pairs])
-    return [
-        as_score(parse(EntryItem, found[entry_key(p, b)])) if entry_key(p, b) in found else None
-        for p, b in pairs
-    ]
+    keys = [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
+    found = await batch_get(db, keys)
+    return [as_score(parse(EntryItem, found[k])) if k in found else None for k in keys]

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dynamo.entries import EntryItem, entry_key
+from dynamo.entries import ENTRY_GUARD, EntryItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.leaderboards import LeaderboardItem, Operator, board_key
-from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
+from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
 from dynamo.table import serialize
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
@@ -95,7 +95,7 @@ def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
 def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     """The transaction items of one board, each with its role (for cancellation reasons)."""
     board = change.board
-    bkey = dict(zip(("pk", "sk"), board_key(board.leaderboard_id), strict=True))
+    bkey = LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)
     items: list[tuple[str, Any]] = []
     if change.old is None:
         items.append(("board", _count_entry(table, bkey, board)))
@@ -114,24 +114,10 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         )
     if not change.changed:
         return items
-    keys = score_keys(board, change.entry)
-    epk, esk = entry_key(change.entry.player_id, board.leaderboard_id)
-    guard = EntryItem(
-        player_id=change.entry.player_id,
-        leaderboard_id=board.leaderboard_id,
-        score=change.entry.score,
-        attained_at=change.entry.attained_at,
-        session_id=change.entry.session_id,
-        score_sk=keys["sk"],
-        rank_value=rank_value(change.entry.score, board.score_width, board.sort_order),
-        tie_value=tie_value(change.entry.attained_at),
-        version=(change.old.version if change.old else 0) + 1,
-        ttl=board.ttl,
-    )
-    put_guard: dict[str, Any] = {
-        "TableName": table,
-        "Item": serialize({"pk": epk, "sk": esk, **guard.attributes()}),
-    }
+    sort = sort_values(board, change.entry)
+    keys = SCORE.keys_of(change.entry, **sort)
+    guard = guard_for(board, change.entry, version=(change.old.version if change.old else 0) + 1)
+    put_guard: dict[str, Any] = {"TableName": table, "Item": serialize(ENTRY_GUARD.item(guard))}
     if change.old is None:
         put_guard["ConditionExpression"] = "attribute_not_exists(pk)"
     else:
@@ -142,7 +128,7 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     if change.old is not None and change.old.score_sk != keys["sk"]:
         old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
         items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
-    put_score = {"TableName": table, "Item": serialize({**keys, **entry.attributes()})}
+    put_score = {"TableName": table, "Item": serialize(SCORE.item(entry, **sort))}
     items.append(("score", {"Put": put_score}))
     return items
 

@@ -1,9 +1,5 @@
 """Leaderboard families: one definition owning a concrete board per day, ISO week or season.
 
-Keys::
-
-    Family   pk = FAMILY#<familyId>   sk = #METADATA
-
 A family's concrete boards are ordinary Leaderboard items whose id is derived from the period
 they cover: ``<familyId>.daily.2026-11-21``, ``<familyId>.weekly.2026-W47`` (ISO week) or
 ``<familyId>.season.3``. Days and weeks follow the family's time zone; seasons are fixed-length
@@ -17,36 +13,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.keys import Entity
 from dynamo.leaderboards import (
+    LEADERBOARD,
     LeaderboardItem,
     Operator,
     Period,
     SortOrder,
-    board_key,
     check_new_board,
 )
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, Key, batch_get, batch_get_immutable, parse
+from dynamo.table import Db, Item, batch_get, batch_get_immutable, parse
 
 __all__ = [
+    "FAMILY",
     "MAX_FAMILY_ID",
     "FamilyItem",
     "PeriodWindow",
     "check_new_family",
     "concrete_board",
     "create_family",
-    "family_key",
     "get_families",
     "nearby_board_ids",
     "period_window",
 ]
 
-PK = "FAMILY#{family_id}"
-SK = "#METADATA"
+FAMILY = Entity.declare("Leaderboard family", pk="FAMILY#{family_id}", sk="#METADATA")
 
 MAX_SEASON_DAYS = 3650
 MAX_FAMILY_ID = 40
@@ -78,10 +73,6 @@ class PeriodWindow:
     leaderboard_id: str
     starts_at: datetime
     ends_at: datetime
-
-
-def family_key(family_id: str) -> Key:
-    return (PK.format(family_id=family_id), SK)
 
 
 def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
@@ -203,8 +194,10 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
     next period (boards written before those ids were reserved): one BatchGetItem checks."""
     check_new_family(family)
     nearby = nearby_board_ids(family, family.created_at)
-    found = await batch_get(db, [board_key(b) for b in nearby], consistent=True)
-    taken = [b for b in nearby if board_key(b) in found]
+    found = await batch_get(
+        db, [LEADERBOARD.key(leaderboard_id=b) for b in nearby], consistent=True
+    )
+    taken = [b for b in nearby if LEADERBOARD.key(leaderboard_id=b) in found]
     if taken:
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_EXISTS,
@@ -212,9 +205,7 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
             "choose another family id",
             "id",
         )
-    pk, sk = family_key(family.family_id)
-    item: dict[str, Any] = {"pk": pk, "sk": sk, **family.attributes()}
-    if not await put_new(db, item, f"family {family.family_id!r}"):
+    if not await put_new(db, FAMILY.item(family), f"family {family.family_id!r}"):
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_EXISTS, f"family {family.family_id!r} already exists", "id"
         )
@@ -224,8 +215,6 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
 async def get_families(db: Db, family_ids: Sequence[str]) -> list[FamilyItem | None]:
     """Family definitions by id, in order, None where missing. A definition never changes, so
     it is read once per process (BatchGetItem) and then served from memory."""
-    found = await batch_get_immutable(db, [family_key(f) for f in family_ids])
-    return [
-        parse(FamilyItem, found[family_key(f)]) if family_key(f) in found else None
-        for f in family_ids
-    ]
+    keys = [FAMILY.key(family_id=f) for f in family_ids]
+    found = await batch_get_immutable(db, keys)
+    return [parse(FamilyItem, found[k]) if k in found else None for k in keys]

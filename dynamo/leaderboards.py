@@ -1,9 +1,4 @@
-"""Leaderboard metadata items: AP9 (by id) and board creation.
-
-Keys::
-
-    Leaderboard   pk = LEADERBOARD#<leaderboardId>   sk = #METADATA
-"""
+"""Leaderboard metadata items: AP9 (by id) and board creation."""
 
 from __future__ import annotations
 
@@ -11,30 +6,28 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.keys import Entity
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, Key, batch_get, parse
+from dynamo.table import Db, Item, batch_get, parse
 
 __all__ = [
     "FAMILY_BOARD_ID",
+    "LEADERBOARD",
     "MAX_SCORE_WIDTH",
     "LeaderboardItem",
     "Operator",
     "Period",
     "SortOrder",
-    "board_key",
     "check_new_board",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
-    "is_board_key",
     "is_family_board_id",
 ]
 
-PK = "LEADERBOARD#{leaderboard_id}"
-SK = "#METADATA"
+LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", sk="#METADATA")
 
 MAX_SCORE_WIDTH = 15
 """Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
@@ -101,15 +94,6 @@ def is_family_board_id(leaderboard_id: str) -> bool:
     return FAMILY_BOARD_ID.fullmatch(leaderboard_id) is not None
 
 
-def board_key(leaderboard_id: str) -> Key:
-    return (PK.format(leaderboard_id=leaderboard_id), SK)
-
-
-def is_board_key(pk: str, sk: str) -> bool:
-    """Whether a key is a board's metadata item (for readers of the table's stream)."""
-    return pk.startswith(PK.split("{")[0]) and sk == SK
-
-
 async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None:
     """AP9 for one id."""
     return (await get_leaderboards(db, [leaderboard_id]))[0]
@@ -117,10 +101,9 @@ async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None
 
 async def get_leaderboards(db: Db, ids: Sequence[str]) -> list[LeaderboardItem | None]:
     """AP9 batched: one result per id, in order, None where missing."""
-    found = await batch_get(db, [board_key(i) for i in ids])
-    return [
-        parse(LeaderboardItem, found[board_key(i)]) if board_key(i) in found else None for i in ids
-    ]
+    keys = [LEADERBOARD.key(leaderboard_id=i) for i in ids]
+    found = await batch_get(db, keys)
+    return [parse(LeaderboardItem, found[k]) if k in found else None for k in keys]
 
 
 def check_new_board(board: LeaderboardItem) -> None:
@@ -149,9 +132,7 @@ async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
             "id",
         )
     check_new_board(board)
-    pk, sk = board_key(board.leaderboard_id)
-    item: dict[str, Any] = {"pk": pk, "sk": sk, **board.attributes()}
-    if not await put_new(db, item, f"leaderboard {board.leaderboard_id!r}"):
+    if not await put_new(db, LEADERBOARD.item(board), f"leaderboard {board.leaderboard_id!r}"):
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_EXISTS,
             f"leaderboard {board.leaderboard_id!r} already exists",

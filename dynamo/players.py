@@ -1,14 +1,10 @@
 """Player items: AP1 (by id) and AP2 (by e-mail), and player creation.
 
-Keys::
-
-    Player        pk = PLAYER#<playerId>          sk = #METADATA
-                  gsi1pk = PLAYER_EMAIL#<email>   gsi1sk = PLAYER#<playerId>
-    E-mail claim  pk = PLAYER_EMAIL#<email>       sk = #CLAIM    (internal: one owner an address)
-
-``<email>`` is the normalised address (dynamo/emails.py). Rows written before addresses were
-normalised hold the address's legacy form (trimmed, lower-cased): a lookup tries that form
-after the normalised one, and a new player's transaction checks that no claim holds it.
+The keys are declared below: the Player item, and the e-mail claim (internal: one owner an
+address). ``{email}`` is the normalised address (dynamo/emails.py). Rows written before
+addresses were normalised hold the address's legacy form (trimmed, lower-cased): a lookup tries
+that form after the normalised one, and a new player's transaction checks that no claim holds
+it.
 """
 
 from __future__ import annotations
@@ -20,27 +16,30 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.keys import Entity
 from dynamo.outcomes import watching
 from dynamo.resilience import outcome_unknown
 from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
 
 __all__ = [
+    "EMAIL_CLAIM",
     "MAX_GAMES_PLAYED",
     "MAX_LIFETIME_SCORE",
+    "PLAYER",
     "PlayerItem",
     "create_player",
     "get_player",
     "get_player_by_email",
     "get_players",
-    "player_key",
 ]
 
-PK = "PLAYER#{player_id}"
-SK = "#METADATA"
-GSI1PK = "PLAYER_EMAIL#{email}"
-GSI1SK = "PLAYER#{player_id}"
-CLAIM_PK = "PLAYER_EMAIL#{email}"
-CLAIM_SK = "#CLAIM"
+PLAYER = Entity.declare(
+    "Player",
+    pk="PLAYER#{player_id}",
+    sk="#METADATA",
+    gsi1=("PLAYER_EMAIL#{email}", "PLAYER#{player_id}"),
+)
+EMAIL_CLAIM = Entity.declare("E-mail claim", pk="PLAYER_EMAIL#{email}", sk="#CLAIM")
 
 MAX_LIFETIME_SCORE = 10**15 - 1
 """The largest ``lifetimeScore`` a player may reach: what the GraphQL ``Long`` carries. A play
@@ -59,19 +58,6 @@ class PlayerItem(Item):
     updated_at: datetime
 
 
-def player_key(player_id: str) -> Key:
-    return (PK.format(player_id=player_id), SK)
-
-
-def _keys(player: PlayerItem) -> dict[str, str]:
-    return {
-        "pk": PK.format(player_id=player.player_id),
-        "sk": SK,
-        "gsi1pk": GSI1PK.format(email=player.email),
-        "gsi1sk": GSI1SK.format(player_id=player.player_id),
-    }
-
-
 async def get_player(db: Db, player_id: str) -> PlayerItem | None:
     """AP1 for one id."""
     return (await get_players(db, [player_id]))[0]
@@ -79,11 +65,9 @@ async def get_player(db: Db, player_id: str) -> PlayerItem | None:
 
 async def get_players(db: Db, player_ids: Sequence[str]) -> list[PlayerItem | None]:
     """AP1 batched: one result per id, in order, None where missing."""
-    found = await batch_get(db, [player_key(p) for p in player_ids])
-    return [
-        parse(PlayerItem, found[player_key(p)]) if player_key(p) in found else None
-        for p in player_ids
-    ]
+    keys = [PLAYER.key(player_id=p) for p in player_ids]
+    found = await batch_get(db, keys)
+    return [parse(PlayerItem, found[k]) if k in found else None for k in keys]
 
 
 async def get_player_by_email(db: Db, email: str, legacy: str | None = None) -> PlayerItem | None:
@@ -94,7 +78,7 @@ async def get_player_by_email(db: Db, email: str, legacy: str | None = None) -> 
             TableName=db.table,
             IndexName=GSI1,
             KeyConditionExpression="gsi1pk = :pk",
-            ExpressionAttributeValues=serialize({":pk": GSI1PK.format(email=form)}),
+            ExpressionAttributeValues=serialize({":pk": PLAYER.indexes[GSI1][0].fill(email=form)}),
             Limit=1,
         )
         items = response.get("Items", [])
@@ -108,17 +92,13 @@ async def create_player(db: Db, player: PlayerItem, legacy_email: str | None = N
     holds the address's legacy form either. botocore gives the transaction a
     ClientRequestToken and keeps it for its retries, so a retry of an attempt that was applied
     but not answered succeeds without writing again."""
-    claim = {
-        "pk": CLAIM_PK.format(email=player.email),
-        "sk": CLAIM_SK,
-        "playerId": player.player_id,
-    }
+    claim = {**EMAIL_CLAIM.keys(email=player.email), "playerId": player.player_id}
     legacy = (
-        (CLAIM_PK.format(email=legacy_email), CLAIM_SK)
+        EMAIL_CLAIM.key(email=legacy_email)
         if legacy_email is not None and legacy_email != player.email
         else None
     )
-    item: dict[str, Any] = {**_keys(player), **player.attributes()}
+    item = PLAYER.item(player)
     with watching(f"player {player.player_id!r}") as write:
         try:
             await _write_player(db, item, claim, legacy)

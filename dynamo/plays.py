@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import validate_id, validate_submission_id
@@ -56,6 +58,24 @@ class SubmitResult:
     """One per board, in the order named: leaderboardIds, then the families' boards."""
     duplicate: bool = False
     """True when this is a repeat of an already recorded submission."""
+
+
+def play_session(
+    sub: Submission, session_id: str, played_at: datetime, leaderboard_ids: Sequence[str]
+) -> SessionItem:
+    """The Session item that records the play ``sub`` on ``leaderboard_ids`` (the first is the
+    session's ``leaderboardId``)."""
+    return SessionItem(
+        session_id=session_id,
+        player_id=sub.player_id,
+        game_id=sub.game_id,
+        score=sub.score,
+        duration_sec=sub.duration_sec,
+        played_at=played_at,
+        leaderboard_id=leaderboard_ids[0],
+        leaderboard_ids=list(leaderboard_ids),
+        submission_id=sub.submission_id,
+    )
 
 
 def validated(sub: Submission) -> Submission:

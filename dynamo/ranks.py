@@ -22,10 +22,9 @@ from itertools import accumulate
 
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import (
+    SCORE,
     SCORE_RANGE_END,
-    SK_PREFIX,
     ScoreItem,
-    board_pk,
     rank_value,
     score_sk,
 )
@@ -35,7 +34,7 @@ __all__ = ["around", "better_counts", "rank_of", "ranks_in_window", "window_rank
 
 
 def _boundary(value: str) -> str:
-    return f"{SK_PREFIX}{value}$"
+    return f"{SCORE.sk.prefix}{value}$"
 
 
 def _value(board: LeaderboardItem, entry: ScoreItem) -> str:
@@ -46,7 +45,7 @@ async def _count_between(db: Db, board: LeaderboardItem, lo: str, hi: str) -> in
     return await count(
         db,
         key_condition="pk = :pk AND sk BETWEEN :lo AND :hi",
-        values={":pk": board_pk(board.leaderboard_id), ":lo": lo, ":hi": hi},
+        values={":pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id), ":lo": lo, ":hi": hi},
     )
 
 
@@ -123,7 +122,7 @@ async def around(
 
     Two key-range Queries start at the entry's own sort key, one upwards, one downwards.
     """
-    pk = board_pk(board.leaderboard_id)
+    pk = SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
     own = score_sk(board, entry)
     up, down = await asyncio.gather(
         query_items(
@@ -136,7 +135,7 @@ async def around(
         query_items(
             db,
             key_condition="pk = :pk AND sk BETWEEN :start AND :own",
-            values={":pk": pk, ":start": SK_PREFIX, ":own": own},
+            values={":pk": pk, ":start": SCORE.sk.prefix, ":own": own},
             limit=after + 1,
         ),
     )

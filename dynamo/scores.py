@@ -1,14 +1,10 @@
 """Score items: AP3 (top N), AP4 (a player's best), AP5 (a player's boards).
 
-Keys::
-
-    Score   pk = LEADERBOARD#<leaderboardId>   sk = SCORE#<rankValue>#<tieValue>#<playerId>
-            gsi1pk = PLAYER#<playerId>         gsi1sk = SCORE#<leaderboardId>
-
-``rankValue`` is the score zero-padded to the board's width, or ``10^width - 1 - score`` on a
-board where lower is better, so that "better" is always "larger rankValue". ``tieValue`` is
-``9999999999999 - attainedAt`` in epoch milliseconds, padded to 13 digits, so that among equal
-scores the earlier one sorts first in a descending read.
+A board's entries are its Score items (keys declared below). ``rank_value`` is the score
+zero-padded to the board's width, or ``10^width - 1 - score`` on a board where lower is
+better, so that "better" is always "larger rank_value". ``tie_value`` is ``9999999999999 -
+attainedAt`` in epoch milliseconds, padded to 13 digits, so that among equal scores the
+earlier one sorts first in a descending read.
 """
 
 from __future__ import annotations
@@ -16,34 +12,35 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dynamo.cursors import CursorShape
+from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder
 from dynamo.table import GSI1, Db, Item, Page, parse, query_page, serialize
 
 __all__ = [
+    "SCORE",
     "SCORE_RANGE_END",
-    "SK_PREFIX",
     "ScoreItem",
     "attained_at_of",
     "best_score",
-    "board_pk",
     "player_scores",
     "rank_value",
-    "score_keys",
     "score_sk",
+    "sort_values",
     "tie_value",
     "top_scores",
 ]
 
-PK = "LEADERBOARD#{leaderboard_id}"
-SK = "SCORE#{rank_value}#{tie_value}#{player_id}"
-SK_PREFIX = "SCORE#"
-GSI1PK = "PLAYER#{player_id}"
-GSI1SK = "SCORE#{leaderboard_id}"
+SCORE = Entity.declare(
+    "Score",
+    pk="LEADERBOARD#{leaderboard_id}",
+    sk="SCORE#{rank_value}#{tie_value}#{player_id}",
+    gsi1=("PLAYER#{player_id}", "SCORE#{leaderboard_id}"),
+)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TIE_MAX = 9_999_999_999_999
 _TIE_WIDTH = 13
-SCORE_RANGE_END = "SCORE$"
+SCORE_RANGE_END = SCORE.sk.prefix.removesuffix("#") + "$"
 """Sorts after every ``SCORE#...`` sort key: the upper bound of the score range."""
 
 
@@ -75,38 +72,30 @@ def attained_at_of(tie: str) -> datetime:
     return _EPOCH + timedelta(milliseconds=_TIE_MAX - int(tie))
 
 
+def sort_values(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
+    """The values the Score item's sort key derives from the board: ``rank_value`` and
+    ``tie_value`` (``SCORE.item(entry, **sort_values(board, entry))``)."""
+    return {
+        "rank_value": rank_value(entry.score, board.score_width, board.sort_order),
+        "tie_value": tie_value(entry.attained_at),
+    }
+
+
 def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
     """The sort key of ``entry``'s Score item on ``board``."""
-    return SK.format(
-        rank_value=rank_value(entry.score, board.score_width, board.sort_order),
-        tie_value=tie_value(entry.attained_at),
-        player_id=entry.player_id,
-    )
-
-
-def board_pk(leaderboard_id: str) -> str:
-    return PK.format(leaderboard_id=leaderboard_id)
-
-
-def score_keys(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
-    """All four key attributes of the Score item for ``entry`` on ``board``."""
-    return {
-        "pk": PK.format(leaderboard_id=board.leaderboard_id),
-        "sk": score_sk(board, entry),
-        "gsi1pk": GSI1PK.format(player_id=entry.player_id),
-        "gsi1sk": GSI1SK.format(leaderboard_id=board.leaderboard_id),
-    }
+    return SCORE.sk.fill(player_id=entry.player_id, **sort_values(board, entry))
 
 
 async def top_scores(db: Db, leaderboard_id: str, first: int, after: str | None) -> Page[ScoreItem]:
     """AP3: the board's SCORE# range read descending, best first."""
-    pk = PK.format(leaderboard_id=leaderboard_id)
+    pk = SCORE.pk.fill(leaderboard_id=leaderboard_id)
+    prefix = SCORE.sk.prefix
     return await query_page(
         db,
         ScoreItem,
         key_condition="pk = :pk AND begins_with(sk, :prefix)",
-        values={":pk": pk, ":prefix": SK_PREFIX},
-        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": SK_PREFIX}),
+        values={":pk": pk, ":prefix": prefix},
+        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
         first=first,
         after=after,
     )
@@ -119,10 +108,13 @@ async def best_score(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem |
         IndexName=GSI1,
         KeyConditionExpression="gsi1pk = :pk AND gsi1sk = :sk",
         ExpressionAttributeValues=serialize(
-            {
-                ":pk": GSI1PK.format(player_id=player_id),
-                ":sk": GSI1SK.format(leaderboard_id=leaderboard_id),
-            }
+            dict(
+                zip(
+                    (":pk", ":sk"),
+                    SCORE.index_key(GSI1, player_id=player_id, leaderboard_id=leaderboard_id),
+                    strict=True,
+                )
+            )
         ),
         Limit=1,
     )
@@ -132,15 +124,16 @@ async def best_score(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem |
 
 async def player_scores(db: Db, player_id: str, first: int, after: str | None) -> Page[ScoreItem]:
     """AP5: every board entry of the player, ordered by board id."""
-    gsi1pk = GSI1PK.format(player_id=player_id)
+    gsi1pk, gsi1sk = SCORE.indexes[GSI1]
+    pk = gsi1pk.fill(player_id=player_id)
     return await query_page(
         db,
         ScoreItem,
         key_condition="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
-        values={":pk": gsi1pk, ":prefix": SK_PREFIX},
+        values={":pk": pk, ":prefix": gsi1sk.prefix},
         cursor_shape=CursorShape(
-            exact={"gsi1pk": gsi1pk},
-            prefixes={"gsi1sk": SK_PREFIX, "pk": "LEADERBOARD#", "sk": SK_PREFIX},
+            exact={"gsi1pk": pk},
+            prefixes={"gsi1sk": gsi1sk.prefix, "pk": SCORE.pk.prefix, "sk": SCORE.sk.prefix},
         ),
         first=first,
         after=after,

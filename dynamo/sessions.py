@@ -1,11 +1,7 @@
 """Session items: AP6 (a player's sessions), AP7 (a game's sessions), AP8 (one session).
 
-Keys::
-
-    Session   pk = PLAYER#<playerId>     sk = SESSION#<sessionId>
-              gsi2pk = GAME#<gameId>     gsi2sk = SESSION#<sessionId>
-
-``sessionId`` is a ULID, so both ranges read descending are newest first.
+The keys are declared below. ``session_id`` is a ULID, so both ranges read descending are newest
+first.
 """
 
 from __future__ import annotations
@@ -14,22 +10,23 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from dynamo.cursors import CursorShape
-from dynamo.table import GSI2, Db, Item, Key, Page, batch_get, parse, query_page
+from dynamo.keys import Entity
+from dynamo.table import GSI2, Db, Item, Page, batch_get, parse, query_page
 
 __all__ = [
+    "SESSION",
     "SessionItem",
     "game_sessions",
     "get_sessions",
     "player_sessions",
-    "session_key",
-    "session_keys",
 ]
 
-PK = "PLAYER#{player_id}"
-SK = "SESSION#{session_id}"
-SK_PREFIX = "SESSION#"
-GSI2PK = "GAME#{game_id}"
-GSI2SK = "SESSION#{session_id}"
+SESSION = Entity.declare(
+    "Session",
+    pk="PLAYER#{player_id}",
+    sk="SESSION#{session_id}",
+    gsi2=("GAME#{game_id}", "SESSION#{session_id}"),
+)
 
 
 class SessionItem(Item):
@@ -46,24 +43,9 @@ class SessionItem(Item):
     submission_id: str | None = None
 
 
-def session_key(player_id: str, session_id: str) -> Key:
-    return (PK.format(player_id=player_id), SK.format(session_id=session_id))
-
-
-def session_keys(session: SessionItem) -> dict[str, str]:
-    """All four key attributes of the Session item."""
-    pk, sk = session_key(session.player_id, session.session_id)
-    return {
-        "pk": pk,
-        "sk": sk,
-        "gsi2pk": GSI2PK.format(game_id=session.game_id),
-        "gsi2sk": GSI2SK.format(session_id=session.session_id),
-    }
-
-
 async def get_sessions(db: Db, keys: Sequence[tuple[str, str]]) -> list[SessionItem | None]:
     """AP8 batched over (playerId, sessionId) pairs: one result per pair, None where missing."""
-    table_keys = [session_key(p, s) for p, s in keys]
+    table_keys = [SESSION.key(player_id=p, session_id=s) for p, s in keys]
     found = await batch_get(db, table_keys)
     return [parse(SessionItem, found[k]) if k in found else None for k in table_keys]
 
@@ -72,13 +54,14 @@ async def player_sessions(
     db: Db, player_id: str, first: int, after: str | None
 ) -> Page[SessionItem]:
     """AP6: the player's sessions, newest first."""
-    pk = PK.format(player_id=player_id)
+    pk = SESSION.pk.fill(player_id=player_id)
+    prefix = SESSION.sk.prefix
     return await query_page(
         db,
         SessionItem,
         key_condition="pk = :pk AND begins_with(sk, :prefix)",
-        values={":pk": pk, ":prefix": SK_PREFIX},
-        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": SK_PREFIX}),
+        values={":pk": pk, ":prefix": prefix},
+        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
         first=first,
         after=after,
     )
@@ -86,15 +69,16 @@ async def player_sessions(
 
 async def game_sessions(db: Db, game_id: str, first: int, after: str | None) -> Page[SessionItem]:
     """AP7: every player's sessions of one game, newest first, from GSI2."""
-    gsi2pk = GSI2PK.format(game_id=game_id)
+    gsi2pk, gsi2sk = SESSION.indexes[GSI2]
+    pk = gsi2pk.fill(game_id=game_id)
     return await query_page(
         db,
         SessionItem,
         key_condition="gsi2pk = :pk",
-        values={":pk": gsi2pk},
+        values={":pk": pk},
         cursor_shape=CursorShape(
-            exact={"gsi2pk": gsi2pk},
-            prefixes={"gsi2sk": SK_PREFIX, "pk": "PLAYER#", "sk": SK_PREFIX},
+            exact={"gsi2pk": pk},
+            prefixes={"gsi2sk": gsi2sk.prefix, "pk": SESSION.pk.prefix, "sk": SESSION.sk.prefix},
         ),
         first=first,
         after=after,

@@ -1,9 +1,5 @@
 """Submission records: what makes a client-identified submission idempotent.
 
-Keys::
-
-    Submission record (internal)   pk = PLAYER#<playerId>   sk = SUBMISSION#<submissionId>
-
 Written with ``attribute_not_exists`` in the same transaction as the play it records, it holds
 a fingerprint of the submission's content and the result the play produced. A repeat of the
 submission finds it and gets that result back; a different submission under the same id is
@@ -18,10 +14,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.plays import BoardResult, Submission, SubmitResult
+from dynamo.keys import Entity
+from dynamo.plays import BoardResult, Submission, SubmitResult, play_session
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import Item, Key
+from dynamo.table import Item
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,16 +27,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
+    "SUBMISSION",
     "RecordedEntry",
     "SubmissionRecord",
     "fingerprint",
     "record_of",
     "replay",
-    "submission_key",
 ]
 
-PK = "PLAYER#{player_id}"
-SK = "SUBMISSION#{submission_id}"
+SUBMISSION = Entity.declare(
+    "Submission record", pk="PLAYER#{player_id}", sk="SUBMISSION#{submission_id}"
+)
 
 IDEMPOTENCY_WINDOW = timedelta(days=7)
 
@@ -60,10 +58,6 @@ class SubmissionRecord(Item):
     played_at: datetime
     entries: list[RecordedEntry]
     ttl: int
-
-
-def submission_key(player_id: str, submission_id: str) -> Key:
-    return (PK.format(player_id=player_id), SK.format(submission_id=submission_id))
 
 
 def fingerprint(
@@ -119,16 +113,8 @@ def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResu
             "this submissionId was already used for a different submission",
             "submissionId",
         )
-    session = SessionItem(
-        session_id=record.session_id,
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
-        played_at=record.played_at,
-        leaderboard_id=record.entries[0].leaderboard_id,
-        leaderboard_ids=[e.leaderboard_id for e in record.entries],
-        submission_id=record.submission_id,
+    session = play_session(
+        sub, record.session_id, record.played_at, [e.leaderboard_id for e in record.entries]
     )
     return SubmitResult(
         session=session,

@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynamo.entries import EntryItem, entry_key
+from dynamo.entries import ENTRY_GUARD, EntryItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import LeaderboardItem, board_key, is_family_board_id
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
 from dynamo.outcomes import watching
-from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PlayerItem, player_key
-from dynamo.plays import BoardResult, Submission, SubmitResult, validated
+from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER, PlayerItem
+from dynamo.plays import BoardResult, Submission, SubmitResult, play_session, validated
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
-from dynamo.sessions import SessionItem, session_keys
-from dynamo.submissions import SubmissionRecord, fingerprint, record_of, replay, submission_key
+from dynamo.sessions import SESSION
+from dynamo.submissions import SUBMISSION, SubmissionRecord, fingerprint, record_of, replay
 from dynamo.table import Db, batch_get, now, parse, serialize
 
 if TYPE_CHECKING:
@@ -146,8 +146,12 @@ async def _attempt(
     at: datetime,
     attempt: int,
 ) -> SubmitResult:
-    pkey = player_key(sub.player_id)
-    rkey = submission_key(sub.player_id, sub.submission_id) if sub.submission_id else None
+    pkey = PLAYER.key(player_id=sub.player_id)
+    rkey = (
+        SUBMISSION.key(player_id=sub.player_id, submission_id=sub.submission_id)
+        if sub.submission_id
+        else None
+    )
     keys = [pkey, *(k for t in targets for k in _target_keys(sub.player_id, t))]
     found = await batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True)
     if rkey is not None and rkey in found:
@@ -159,17 +163,7 @@ async def _attempt(
     _check_totals(parse(PlayerItem, found[pkey]), sub)
     changes = [_decide(found, sub, t, session_id, at) for t in targets]
 
-    session = SessionItem(
-        session_id=session_id,
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
-        played_at=at,
-        leaderboard_id=targets[0].leaderboard_id,
-        leaderboard_ids=[t.leaderboard_id for t in targets],
-        submission_id=sub.submission_id,
-    )
+    session = play_session(sub, session_id, at, [t.leaderboard_id for t in targets])
     roles: list[str] = []
     items: list[TransactWriteItemTypeDef] = []
 
@@ -177,11 +171,11 @@ async def _attempt(
         roles.append(role)
         items.append(op)
 
-    add("session", _put_new(db.table, {**session_keys(session), **session.attributes()}))
+    add("session", _put_new(db.table, SESSION.item(session)))
     add("player", _count_play(db.table, sub, at))
     if rkey is not None:
         record = record_of(sub, digest, session, changes)
-        add("record", _put_new(db.table, {"pk": rkey[0], "sk": rkey[1], **record.attributes()}))
+        add("record", _put_new(db.table, SUBMISSION.item(record)))
     for change in changes:
         for role, op in entry_write_items(db.table, change):
             add(role, op)
@@ -215,7 +209,11 @@ async def _attempt(
 
 
 def _target_keys(player_id: str, target: _Target) -> list[tuple[str, str]]:
-    return [board_key(target.leaderboard_id), entry_key(player_id, target.leaderboard_id)]
+    board_id = target.leaderboard_id
+    return [
+        LEADERBOARD.key(leaderboard_id=board_id),
+        ENTRY_GUARD.key(player_id=player_id, leaderboard_id=board_id),
+    ]
 
 
 def _decide(
@@ -293,11 +291,10 @@ def _count_play(table: str, sub: Submission, at: datetime) -> dict[str, Any]:
     """Add the play to the player's sums, on condition that they stay within their types (a
     play racing this one is thus refused by the transaction itself). On a failed condition
     the transaction returns the player's item, which tells a missing player from full sums."""
-    pk, sk = player_key(sub.player_id)
     return {
         "Update": {
             "TableName": table,
-            "Key": serialize({"pk": pk, "sk": sk}),
+            "Key": serialize(PLAYER.key_attributes(player_id=sub.player_id)),
             "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
             "ConditionExpression": "attribute_exists(pk)"
             " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"

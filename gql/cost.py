@@ -124,6 +124,7 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "Query.leaderboardFamily": FieldCost(reads=1),
     "Query.session": FieldCost(reads=1),
     "Query.gameSessions": FieldCost(reads=1, size=_first, items=_PAGE),
+    "Player.entry": FieldCost(reads=1),
     "Player.bestScore": FieldCost(reads=1),
     "Player.scores": FieldCost(reads=1, size=_first, items=_PAGE),
     "Player.sessions": FieldCost(reads=1, size=_first, items=_PAGE),

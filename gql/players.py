@@ -83,12 +83,26 @@ class Player:
     def updated_at(self) -> datetime:
         return self._profile().updated_at
 
-    @strawberry.field(description="The player's entry on a board, or null if none (AP4).")
+    @strawberry.field(
+        description="The player's entry on a board, or null if none (AP4): its best score on "
+        "a BEST board, its latest on a LATEST board, its total on an INCREMENT board."
+    )
+    async def entry(
+        self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
+    ) -> Score | None:
+        found = await players.resolve_entry(info.context, self.player_id, leaderboard_id)
+        return Score(item=found) if found else None
+
+    @strawberry.field(
+        description="The player's entry on a board, or null if none (AP4).",
+        deprecation_reason="Use entry(leaderboardId): on LATEST and INCREMENT boards the entry "
+        "is not a best score. bestScore is removed in the next breaking release.",
+    )
     async def best_score(
         self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
     ) -> Score | None:
-        entry = await players.resolve_best_score(info.context, self.player_id, leaderboard_id)
-        return Score(item=entry) if entry else None
+        found = await players.resolve_entry(info.context, self.player_id, leaderboard_id)
+        return Score(item=found) if found else None
 
     @strawberry.field(description="The player's entries on every board, by board id (AP5).")
     async def scores(

@@ -214,7 +214,7 @@ class RankIndex:
     # -- maintenance ---------------------------------------------------------------------
 
     async def rebuild(self, db: Db, board_id: str) -> int:
-        """Build the board's index from its SCORE# range in the table and swap it in at once.
+        """Build the board's index from its Score items in the table and swap it in at once.
         Changes that arrive meanwhile are queued and replayed after the swap (each applied
         only if newer than what the rebuild read). Returns the number of entries."""
         zset, meta, state, pending = board_keys(self.namespace, board_id)
@@ -285,12 +285,12 @@ _Row = tuple[str, int, str, int]
 async def _score_chunks(db: Db, board: LeaderboardItem) -> AsyncIterator[list[_Row]]:
     """The board's entries from the table as (member, score, player, version), in chunks."""
     start: dict[str, str] | None = None
-    pk = scores.board_pk(board.leaderboard_id)
+    pk = scores.SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
     while True:
         raw = await query_items(
             db,
             key_condition="pk = :pk AND begins_with(sk, :prefix)",
-            values={":pk": pk, ":prefix": scores.SK_PREFIX},
+            values={":pk": pk, ":prefix": scores.SCORE.sk.prefix},
             limit=_CHUNK,
             start=start,
         )

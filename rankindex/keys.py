@@ -18,7 +18,7 @@ __all__ = [
 ZSET = "rank:{ns}:{{{board}}}"
 """Sorted set: member ``<tieValue>#<playerId>``, score the entry's rank value (exact: at most
 15 digits fit a double). Higher is better; equal scores order by member, which lists the
-earlier-attained first in a descending read, exactly as the table's SCORE# keys do."""
+earlier-attained first in a descending read, exactly as the Score items' sort keys do."""
 META = "rank:{ns}:{{{board}}}:meta"
 """Hash: player id -> ``<version>|<member>`` (an empty member once removed)."""
 STATE = "rank:{ns}:{{{board}}}:state"

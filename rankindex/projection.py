@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo.entries import EntryItem, is_entry_key
-from dynamo.leaderboards import is_board_key
+from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.leaderboards import LEADERBOARD
 from dynamo.table import deserialize
 from rankindex.keys import member
 
@@ -58,16 +58,16 @@ def project(record: Mapping[str, Any]) -> list[Change]:
     """The index changes of one stream record (none for items the index does not hold)."""
     body = record.get("dynamodb", {})
     keys = body.get("Keys", {})
-    pk, sk = keys.get("pk", {}).get("S", ""), keys.get("sk", {}).get("S", "")
+    key = {"pk": keys.get("pk", {}).get("S", ""), "sk": keys.get("sk", {}).get("S", "")}
     event = record.get("eventName")
-    if is_board_key(pk, sk):
+    if LEADERBOARD.holds(key):
         image = body.get("NewImage")
         if event == "INSERT" and image:
             board = deserialize(image)
             ttl = board.get("ttl")
             return [BoardCreated(str(board["leaderboardId"]), int(ttl) if ttl else None)]
         return []
-    if not is_entry_key(pk, sk):
+    if not ENTRY_GUARD.holds(key):
         return []
     if event == "REMOVE":
         old = EntryItem.model_validate(deserialize(body.get("OldImage", {})))

@@ -45,7 +45,7 @@ async def resolve_top_scores(
     ``with_players``)."""
     page = await scores.top_scores(ctx.db, leaderboard_id, page_size(first), after)
     for entry in page.items:
-        ctx.loaders.best_score.prime((entry.player_id, leaderboard_id), entry)
+        ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
     ahead: list[Awaitable[None]] = []
     if with_players:
@@ -92,7 +92,7 @@ async def resolve_around(
     check_window_size(before, after)
     key = (validate_id(player_id, "playerId"), leaderboard_id)
     entry, board = (
-        await ctx.loaders.best_score.load(key),
+        await ctx.loaders.entry.load(key),
         await ctx.loaders.leaderboard.load(leaderboard_id),
     )
     if entry is None or board is None:
@@ -103,7 +103,7 @@ async def resolve_around(
         load_players(ctx, window if with_players else []),
     )
     for item in window:
-        ctx.loaders.best_score.prime((item.player_id, leaderboard_id), item)
+        ctx.loaders.entry.prime((item.player_id, leaderboard_id), item)
     total = max([board.entry_count, *ranked])
     return [RankInfo.of(e, r, total) for e, r in zip(window, ranked, strict=True)]
 

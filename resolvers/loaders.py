@@ -22,7 +22,7 @@ from dynamo.table import BATCH_GET_LIMIT, Db
 from resolvers.rank_source import RankInfo, RankSource
 
 __all__ = [
-    "BestScoreByPlayerBoardLoader",
+    "EntryByPlayerBoardLoader",
     "LeaderboardByIdLoader",
     "Loaders",
     "PlayerByIdLoader",
@@ -102,7 +102,7 @@ class SessionByKeyLoader(_Loader[tuple[str, str], SessionItem]):
         return await sessions.get_sessions(self.db, keys)
 
 
-class BestScoreByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
+class EntryByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
     """A player's entry by (playerId, leaderboardId): AP4 for one key, the entry guards in one
     BatchGetItem for several."""
 
@@ -122,12 +122,12 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
     def __init__(
         self,
         db: Db,
-        best_score: BestScoreByPlayerBoardLoader,
+        entry: EntryByPlayerBoardLoader,
         board: LeaderboardByIdLoader,
         source: RankSource,
     ) -> None:
         super().__init__(db)
-        self.best_score = best_score
+        self.entry = entry
         self.board = board
         self.source = source
         self.known: dict[tuple[str, str], ScoreItem] = {}
@@ -162,7 +162,7 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
     async def _from_table(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], RankInfo]:
         unknown = [k for k in keys if k not in self.known]
         loaded, boards = await asyncio.gather(
-            self.best_score.load_many(unknown), self.board.load_many([b for _, b in keys])
+            self.entry.load_many(unknown), self.board.load_many([b for _, b in keys])
         )
         entries = {**dict(zip(unknown, loaded, strict=True)), **self.known}
         by_board: dict[str, tuple[LeaderboardItem, list[ScoreItem]]] = {}
@@ -181,18 +181,18 @@ class Loaders:
     player: PlayerByIdLoader
     leaderboard: LeaderboardByIdLoader
     session: SessionByKeyLoader
-    best_score: BestScoreByPlayerBoardLoader
+    entry: EntryByPlayerBoardLoader
     rank: RankByPlayerBoardLoader
 
     @classmethod
     def create(cls, db: Db, ranks: RankSource) -> Loaders:
         """Fresh loaders bound to the running event loop; call once per request."""
-        best_score = BestScoreByPlayerBoardLoader(db)
+        entry = EntryByPlayerBoardLoader(db)
         leaderboard = LeaderboardByIdLoader(db)
         return cls(
             player=PlayerByIdLoader(db),
             leaderboard=leaderboard,
             session=SessionByKeyLoader(db),
-            best_score=best_score,
-            rank=RankByPlayerBoardLoader(db, best_score, leaderboard, ranks),
+            entry=entry,
+            rank=RankByPlayerBoardLoader(db, entry, leaderboard, ranks),
         )

@@ -21,7 +21,7 @@ __all__ = [
     "AskedRanks",
     "Entrant",
     "create_player",
-    "resolve_best_score",
+    "resolve_entry",
     "resolve_player",
     "resolve_player_by_email",
     "resolve_player_scores",
@@ -95,9 +95,9 @@ async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None
     return player
 
 
-async def resolve_best_score(ctx: Context, player_id: str, leaderboard_id: str) -> ScoreItem | None:
+async def resolve_entry(ctx: Context, player_id: str, leaderboard_id: str) -> ScoreItem | None:
     key = (player_id, validate_id(leaderboard_id, "leaderboardId"))
-    return await ctx.loaders.best_score.load(key)
+    return await ctx.loaders.entry.load(key)
 
 
 async def resolve_rank(ctx: Context, player_id: str, leaderboard_id: str) -> RankInfo | None:

@@ -88,7 +88,7 @@ async def resolve_ranked_entry(ctx: Context, info: RankInfo) -> ScoreItem:
     """The entry a rank belongs to: as it came with the rank, else read from the table."""
     if info.entry is not None:
         return info.entry
-    entry = await ctx.loaders.best_score.load((info.player_id, info.leaderboard_id))
+    entry = await ctx.loaders.entry.load((info.player_id, info.leaderboard_id))
     if entry is None:
         raise LookupError(f"the ranked entry of {info.player_id} on {info.leaderboard_id} is gone")
     return entry

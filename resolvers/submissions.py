@@ -48,7 +48,7 @@ async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
     loaders = ctx.loaders
     for board in result.boards:
         key = (submission.player_id, board.leaderboard_id)
-        loaders.best_score.clear(key).prime(key, board.entry)
+        loaders.entry.clear(key).prime(key, board.entry)
         loaders.rank.know(board.entry)
         if board.board is not None:
             loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)

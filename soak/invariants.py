@@ -38,13 +38,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
-from dynamo.entries import EntryItem, entry_key
-from dynamo.families import FamilyItem, family_key
-from dynamo.leaderboards import LeaderboardItem, Operator, SortOrder, board_key
-from dynamo.players import PlayerItem, player_key
-from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
-from dynamo.sessions import SessionItem, session_keys
-from dynamo.submissions import SubmissionRecord, submission_key
+from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.families import FAMILY, FamilyItem
+from dynamo.layout import entity_of
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
+from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
+from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
+from dynamo.sessions import SESSION, SessionItem
+from dynamo.submissions import SUBMISSION, SubmissionRecord
 from dynamo.table import Item, deserialize
 
 if TYPE_CHECKING:
@@ -223,48 +224,40 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
     keys = _keys_of(raw)
     subject = f"item {pk!r} / {sk!r}"
     expected: dict[str, str]
-    if pk.startswith("PLAYER#") and sk == "#METADATA":
+    entity = entity_of(raw)
+    if entity is PLAYER:
         player = PlayerItem.model_validate(raw)
         snap.players[player.player_id] = player
-        ppk, psk = player_key(player.player_id)
-        expected = {
-            "pk": ppk,
-            "sk": psk,
-            "gsi1pk": f"PLAYER_EMAIL#{player.email}",
-            "gsi1sk": f"PLAYER#{player.player_id}",
-        }
-    elif pk.startswith("PLAYER#") and sk.startswith("SESSION#"):
+        expected = PLAYER.keys_of(player)
+    elif entity is SESSION:
         session = SessionItem.model_validate(raw)
         snap.sessions[(session.player_id, session.session_id)] = session
-        expected = session_keys(session)
-    elif pk.startswith("PLAYER#") and sk.startswith("ENTRY#"):
+        expected = SESSION.keys_of(session)
+    elif entity is ENTRY_GUARD:
         guard = EntryItem.model_validate(raw)
         snap.guards[(guard.player_id, guard.leaderboard_id)] = guard
-        expected = dict(
-            zip(("pk", "sk"), entry_key(guard.player_id, guard.leaderboard_id), strict=True)
-        )
-    elif pk.startswith("PLAYER#") and sk.startswith("SUBMISSION#"):
+        expected = ENTRY_GUARD.keys_of(guard)
+    elif entity is SUBMISSION:
         record = SubmissionRecord.model_validate(raw)
         snap.records[(record.player_id, record.submission_id)] = record
-        expected = dict(
-            zip(("pk", "sk"), submission_key(record.player_id, record.submission_id), strict=True)
-        )
-    elif pk.startswith("PLAYER_EMAIL#") and sk == "#CLAIM":
-        snap.claims[pk.removeprefix("PLAYER_EMAIL#")] = str(raw["playerId"])
-        expected = {"pk": pk, "sk": sk}
-    elif pk.startswith("LEADERBOARD#") and sk == "#METADATA":
+        expected = SUBMISSION.keys_of(record)
+    elif entity is EMAIL_CLAIM:
+        email = (EMAIL_CLAIM.pk.match(pk) or {}).get("email", "")
+        snap.claims[email] = str(raw["playerId"])
+        expected = EMAIL_CLAIM.keys(email=email)
+    elif entity is LEADERBOARD:
         board = LeaderboardItem.model_validate(raw)
         snap.boards[board.leaderboard_id] = board
-        expected = dict(zip(("pk", "sk"), board_key(board.leaderboard_id), strict=True))
-    elif pk.startswith("LEADERBOARD#") and sk.startswith("SCORE#"):
+        expected = LEADERBOARD.keys_of(board)
+    elif entity is SCORE:
         score = ScoreItem.model_validate(raw)
         pair = (score.player_id, score.leaderboard_id)
         snap.scores.setdefault(pair, []).append(Keyed(score, keys))
         return  # its keys depend on the board: checked with the entry
-    elif pk.startswith("FAMILY#") and sk == "#METADATA":
+    elif entity is FAMILY:
         family = FamilyItem.model_validate(raw)
         snap.families[family.family_id] = family
-        expected = dict(zip(("pk", "sk"), family_key(family.family_id), strict=True))
+        expected = FAMILY.keys_of(family)
     else:
         snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, "no known item has this key"))
         return
@@ -477,7 +470,7 @@ def _check_entry(
         return found
     keyed = next((s for s in scores if guard and s.keys.get("sk") == guard.score_sk), scores[0])
     score = keyed.item
-    wanted_keys = score_keys(board, score)
+    wanted_keys = SCORE.keys_of(score, **sort_values(board, score))
     if keyed.keys != wanted_keys:
         found.append(_key_problem(subject, keyed.keys, wanted_keys))
     if score.score != expected.score:

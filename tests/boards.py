@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dynamo.entries import EntryItem, entry_key
-from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, board_key
-from dynamo.players import PlayerItem, player_key
-from dynamo.scores import ScoreItem, rank_value, score_keys
+from dynamo.entries import ENTRY_GUARD, guard_for
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
+from dynamo.players import PLAYER, PlayerItem
+from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
 from dynamo.table import Db, serialize
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -46,24 +46,13 @@ async def write_board(
     )
     entries = [Entry(f"p{i:03d}", s, T0 + timedelta(seconds=i)) for i, s in enumerate(scores)]
     items: list[dict[str, Any]] = []
-    pk, sk = board_key(board_id)
-    items.append({"pk": pk, "sk": sk, **board.attributes()})
+    items.append(LEADERBOARD.item(board))
     for e in entries:
         score = ScoreItem(
             leaderboard_id=board_id, player_id=e.player_id, score=e.score, attained_at=e.attained_at
         )
-        keys = score_keys(board, score)
-        items.append({**keys, **score.attributes()})
-        gpk, gsk = entry_key(e.player_id, board_id)
-        guard = EntryItem(
-            player_id=e.player_id,
-            leaderboard_id=board_id,
-            score=e.score,
-            attained_at=e.attained_at,
-            score_sk=keys["sk"],
-        )
-        items.append({"pk": gpk, "sk": gsk, **guard.attributes()})
-        ppk, psk = player_key(e.player_id)
+        items.append(SCORE.item(score, **sort_values(board, score)))
+        items.append(ENTRY_GUARD.item(guard_for(board, score, version=0)))
         player = PlayerItem(
             player_id=e.player_id,
             name=f"Player {e.player_id}",
@@ -71,7 +60,7 @@ async def write_board(
             created_at=T0,
             updated_at=T0,
         )
-        items.append({"pk": ppk, "sk": psk, **player.attributes()})
+        items.append(PLAYER.item(player))
     await write_items(db, items)
     return board, entries
 

@@ -10,7 +10,7 @@ import pytest
 
 from dynamo.emails import legacy_email, normalize_email
 from dynamo.errors import LeaderboardError
-from dynamo.players import PlayerItem
+from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.table import serialize
 from tests.conftest import API_KEYS, Api
 from tests.scan import scan_items
@@ -113,16 +113,7 @@ async def _write_legacy_player(api: Api, player_id: str, email: str) -> str:
     player = PlayerItem(
         player_id=player_id, name=player_id, email=key, created_at=at, updated_at=at
     )
-    items = [
-        {
-            "pk": f"PLAYER#{player_id}",
-            "sk": "#METADATA",
-            "gsi1pk": f"PLAYER_EMAIL#{key}",
-            "gsi1sk": f"PLAYER#{player_id}",
-            **player.attributes(),
-        },
-        {"pk": f"PLAYER_EMAIL#{key}", "sk": "#CLAIM", "playerId": player_id},
-    ]
+    items = [PLAYER.item(player), {**EMAIL_CLAIM.keys(email=key), "playerId": player_id}]
     for item in items:
         await api.db.client.put_item(TableName=api.db.table, Item=serialize(item))
     return key

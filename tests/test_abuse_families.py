@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dynamo.leaderboards import LeaderboardItem, Period, board_key
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period
 from dynamo.table import serialize
 from tests.conftest import Api
 from tests.scan import scan_items
@@ -53,10 +53,7 @@ async def _write_board(api: Api, board_id: str) -> None:
         ends_at=datetime.fromisoformat("2020-01-01T00:00:00+00:00"),
         created_at=datetime.fromisoformat(NOW),
     )
-    pk, sk = board_key(board_id)
-    await api.db.client.put_item(
-        TableName=api.db.table, Item=serialize({"pk": pk, "sk": sk, **board.attributes()})
-    )
+    await api.db.client.put_item(TableName=api.db.table, Item=serialize(LEADERBOARD.item(board)))
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dynamo.errors import LeaderboardError
-from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, player_key
+from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
 from dynamo.plays import Submission
+from dynamo.sessions import SESSION
 from dynamo.submit import _count_play, _raise_for_cancellation
 from dynamo.table import now, serialize
 from gql.scalars import MAX_LONG
@@ -127,7 +128,7 @@ async def test_racing_plays_cannot_overflow_the_sum(instances: list[Api]) -> Non
     assert codes == ["OK"] + ["SCORE_OUT_OF_RANGE"] * 5
     player = (await instances[0].gql('{ player(id: "p") { lifetimeScore gamesPlayed } }'))["player"]
     assert player == {"lifetimeScore": BIG - 10, "gamesPlayed": 1}
-    sessions = [i for i in await scan_items(instances[0].db) if i["sk"].startswith("SESSION#")]
+    sessions = [i for i in await scan_items(instances[0].db) if SESSION.holds(i)]
     assert len(sessions) == 1
 
 
@@ -150,10 +151,9 @@ async def test_the_transaction_refuses_a_sum_raised_since_the_read(api: Api) -> 
 
 
 async def _set_sums(api: Api, lifetime: int, games: int) -> None:
-    pk, sk = player_key("p")
     await api.db.client.update_item(
         TableName=api.db.table,
-        Key=serialize({"pk": pk, "sk": sk}),
+        Key=serialize(PLAYER.key_attributes(player_id="p")),
         UpdateExpression="SET lifetimeScore = :s, gamesPlayed = :g",
         ExpressionAttributeValues=serialize({":s": lifetime, ":g": games}),
     )

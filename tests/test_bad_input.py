@@ -47,7 +47,7 @@ async def _unchanged(api: Api, before: list[dict[str, Any]]) -> None:
     [
         ({"playerId": "al#ice"}, "INVALID_ID", "playerId"),
         ({"playerId": "al ice"}, "INVALID_ID", "playerId"),
-        ({"leaderboardId": "LEADERBOARD#x"}, "INVALID_ID", "leaderboardId"),
+        ({"leaderboardId": "board#x"}, "INVALID_ID", "leaderboardId"),
         ({"gameId": "g" * 65}, "INVALID_ID", "gameId"),
         ({"gameId": ""}, "INVALID_ID", "gameId"),
         ({"score": 10_000}, "SCORE_OUT_OF_RANGE", "score"),

@@ -11,8 +11,9 @@ from boto3.dynamodb.types import Binary
 from dynamo.cursors import CursorCodec, CursorShape
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import validate_email, validate_id
-from dynamo.leaderboards import SortOrder
-from dynamo.scores import rank_value, tie_value
+from dynamo.leaderboards import LEADERBOARD, SortOrder
+from dynamo.players import PLAYER
+from dynamo.scores import SCORE, rank_value, tie_value
 from dynamo.table import deserialize
 
 
@@ -52,18 +53,21 @@ def test_valid_ids_and_emails() -> None:
     assert validate_email("  Ann@Example.COM ") == "ann@example.com"
 
 
-SHAPE = CursorShape(exact={"pk": "LEADERBOARD#b"}, prefixes={"sk": "SCORE#"})
+BOARD = SCORE.pk.fill(leaderboard_id="b")
+SHAPE = CursorShape(exact={"pk": BOARD}, prefixes={"sk": SCORE.sk.prefix})
 
 
 def test_cursor_round_trip_and_rejections() -> None:
     codec = CursorCodec(b"0123456789abcdef")
-    key = {"pk": "LEADERBOARD#b", "sk": "SCORE#0000000001#1#p"}
+    key = SCORE.key_attributes(
+        leaderboard_id="b", rank_value="0000000001", tie_value="1", player_id="p"
+    )
     cursor = codec.encode(key)
     assert codec.decode(cursor, SHAPE) == key
     other_secret = CursorCodec(b"fedcba9876543210")
-    wrong_board = codec.encode({"pk": "LEADERBOARD#b2", "sk": "SCORE#1"})
-    wrong_range = codec.encode({"pk": "LEADERBOARD#b", "sk": "#METADATA"})
-    extra = codec.encode({**key, "gsi1pk": "PLAYER#p"})
+    wrong_board = codec.encode({**key, "pk": SCORE.pk.fill(leaderboard_id="b2")})
+    wrong_range = codec.encode(LEADERBOARD.key_attributes(leaderboard_id="b"))
+    extra = codec.encode({**key, "gsi1pk": PLAYER.pk.fill(player_id="p")})
     for bad, reader in [
         (cursor, other_secret),
         (wrong_board, codec),
@@ -79,7 +83,7 @@ def test_cursor_round_trip_and_rejections() -> None:
 
 def test_deserialize_reads_every_attribute_type_as_boto3_does_with_exact_integers() -> None:
     item = {
-        "s": {"S": "PLAYER#p1"},
+        "s": {"S": "text"},
         "int": {"N": "999999999999999"},
         "float": {"N": "1.5"},
         "exponent": {"N": "1E+2"},
@@ -91,7 +95,7 @@ def test_deserialize_reads_every_attribute_type_as_boto3_does_with_exact_integer
     }
     plain = deserialize(item)
     assert plain == {
-        "s": "PLAYER#p1",
+        "s": "text",
         "int": 999_999_999_999_999,
         "float": Decimal("1.5"),
         "exponent": 100,

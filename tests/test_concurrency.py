@@ -8,6 +8,9 @@ import random
 
 import pytest
 
+from dynamo.entries import ENTRY_GUARD
+from dynamo.scores import SCORE
+from dynamo.sessions import SESSION
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -38,10 +41,10 @@ async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api])
     assert data["player"]["bestScore"]["score"] == max(scores)
     assert data["leaderboard"]["entryCount"] == 1
     items = await scan_items(api.db)
-    score_items = [i for i in items if i["sk"].startswith("SCORE#")]
+    score_items = [i for i in items if SCORE.holds(i)]
     assert [i["score"] for i in score_items] == [max(scores)]
-    assert sum(1 for i in items if i["sk"].startswith("SESSION#")) == 50
-    entry = next(i for i in items if i["sk"] == "ENTRY#global")
+    assert sum(1 for i in items if SESSION.holds(i)) == 50
+    entry = next(i for i in items if ENTRY_GUARD.holds(i) and i["leaderboardId"] == "global")
     assert entry["scoreSk"] == score_items[0]["sk"]
 
 
@@ -65,7 +68,7 @@ async def test_fifty_concurrent_increments_across_instances(
         "bestScore": {"score": 1275},
     }
     items = await scan_items(api.db)
-    assert [i["score"] for i in items if i["sk"].startswith("SCORE#")] == [1275]
+    assert [i["score"] for i in items if SCORE.holds(i)] == [1275]
 
 
 async def test_concurrent_first_entries_of_many_players_count_once_each(
@@ -87,5 +90,5 @@ async def test_concurrent_first_entries_of_many_players_count_once_each(
     data = await api.gql('{ leaderboard(id: "global") { entryCount } }')
     assert data["leaderboard"]["entryCount"] == 20
     items = await scan_items(api.db)
-    best = sorted(i["score"] for i in items if i["sk"].startswith("SCORE#"))
+    best = sorted(i["score"] for i in items if SCORE.holds(i))
     assert best == [12] * 20

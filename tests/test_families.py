@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from dynamo.leaderboards import LEADERBOARD
+from dynamo.scores import SCORE
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -76,13 +78,13 @@ async def test_daily_family_rolls_over_at_local_midnight(api: Api) -> None:
     assert [e["code"] for e in closed["errors"]] == ["LEADERBOARD_CLOSED"]
 
     items = {(i["pk"], i["sk"]): i for i in await scan_items(api.db)}
-    old = items[("LEADERBOARD#runs.daily.2026-11-21", "#METADATA")]
+    old = items[LEADERBOARD.key(leaderboard_id="runs.daily.2026-11-21")]
     assert old["ttl"] == int(datetime(2026, 11, 23, 23, tzinfo=UTC).timestamp())
     assert old["familyId"] == "runs"
     entries = [
         v
         for (pk, sk), v in items.items()
-        if pk == "LEADERBOARD#runs.daily.2026-11-21" and sk.startswith("SCORE#")
+        if SCORE.holds({"pk": pk, "sk": sk}) and v["leaderboardId"] == "runs.daily.2026-11-21"
     ]
     assert {e["ttl"] for e in entries} == {old["ttl"]}
 

@@ -20,6 +20,11 @@ from typing import Any
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
+from dynamo.entries import ENTRY_GUARD
+from dynamo.leaderboards import LEADERBOARD
+from dynamo.players import PLAYER
+from dynamo.scores import SCORE
+from dynamo.sessions import SESSION
 from dynamo.submit import MAX_ATTEMPTS
 from dynamo.table import Db
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
@@ -121,7 +126,7 @@ async def prepare(api: Api) -> None:
 async def check_table(db: Db, outcomes: list[Outcome]) -> dict[tuple[str, int], str]:
     """Assert the contract on the table; returns the recorded plays' session ids."""
     items = await scan_items(db)
-    sessions = [i for i in items if i["sk"].startswith("SESSION#")]
+    sessions = [i for i in items if SESSION.holds(i)]
     counted = Counter((s["playerId"], int(s["score"])) for s in sessions)
     assert all(n == 1 for n in counted.values()), counted
     recorded = {(s["playerId"], int(s["score"])): s["sessionId"] for s in sessions}
@@ -139,16 +144,14 @@ async def check_table(db: Db, outcomes: list[Outcome]) -> dict[tuple[str, int], 
     by_key = {(i["pk"], i["sk"]): i for i in items}
     plays = {p: [score for (q, score) in recorded if q == p] for p in PLAYERS}
     for player, scores in plays.items():
-        stats = by_key[f"PLAYER#{player}", "#METADATA"]
+        stats = by_key[*PLAYER.key(player_id=player)]
         assert (stats["gamesPlayed"], stats["lifetimeScore"]) == (len(scores), sum(scores))
         for board, expected in ((BEST, max(scores, default=None)), (TOTAL, sum(scores))):
-            guard = by_key.get((f"PLAYER#{player}", f"ENTRY#{board}"))
+            guard = by_key.get(ENTRY_GUARD.key(player_id=player, leaderboard_id=board))
             listed = [
                 i
                 for i in items
-                if i["pk"] == f"LEADERBOARD#{board}"
-                and i["sk"].startswith("SCORE#")
-                and i["playerId"] == player
+                if SCORE.holds(i) and i["leaderboardId"] == board and i["playerId"] == player
             ]
             if not scores:
                 assert guard is None
@@ -158,7 +161,7 @@ async def check_table(db: Db, outcomes: list[Outcome]) -> dict[tuple[str, int], 
             assert guard["score"] == expected
             assert [i["score"] for i in listed] == [expected]
     for board in (BEST, TOTAL):
-        meta = by_key[f"LEADERBOARD#{board}", "#METADATA"]
+        meta = by_key[*LEADERBOARD.key(leaderboard_id=board)]
         assert meta["entryCount"] == sum(1 for scores in plays.values() if scores)
     return recorded
 
@@ -360,8 +363,8 @@ async def test_a_creation_whose_answer_was_lost_succeeds_once(
     )
     assert again["createLeaderboard"]["errors"] == [{"code": "LEADERBOARD_EXISTS"}]
     keys = Counter((i["pk"], i["sk"]) for i in await scan_items(direct))
-    assert keys[("PLAYER#ann", "#METADATA")] == 1
-    assert keys[("LEADERBOARD#b", "#METADATA")] == 1
+    assert keys[PLAYER.key(player_id="ann")] == 1
+    assert keys[LEADERBOARD.key(leaderboard_id="b")] == 1
 
 
 async def test_a_creation_never_confirmed_is_outcome_unknown(
@@ -383,8 +386,8 @@ async def test_a_creation_never_confirmed_is_outcome_unknown(
         (again,) = (await api.gql(query)).values()
         assert again["errors"] == [{"code": exists}]  # it had been created, once
     keys = Counter((i["pk"], i["sk"]) for i in await scan_items(direct))
-    assert keys[("PLAYER#bob", "#METADATA")] == 1
-    assert keys[("LEADERBOARD#c", "#METADATA")] == 1
+    assert keys[PLAYER.key(player_id="bob")] == 1
+    assert keys[LEADERBOARD.key(leaderboard_id="c")] == 1
 
 
 async def test_a_throttled_transaction_is_retried_then_refused(

@@ -15,6 +15,8 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from dynamo.scores import SCORE
+from dynamo.sessions import SESSION
 from leaderboard.config import Settings
 from tests.conftest import API_KEYS
 from tests.fuzz.answers import PRE_EXECUTION, assert_alive, graphql
@@ -52,18 +54,18 @@ key_values = st.one_of(
     texts,
     st.sampled_from(
         [
-            "LEADERBOARD#fz-best",
-            "LEADERBOARD#fz-asc",
-            "PLAYER#fz-p1",
-            "PLAYER#fz-p2",
-            f"GAME#{GAME}",
-            "SCORE#",
-            "SCORE#9999#0000000000000#fz-p1",
-            "SCORE#zzzz",
-            "SCORE#\ud800",
-            "SESSION#",
-            "SESSION#ZZZZZZZZZZZZZZZZZZZZZZZZZZ",
-            "SCORE#fz-best",
+            SCORE.pk.fill(leaderboard_id="fz-best"),
+            SCORE.pk.fill(leaderboard_id="fz-asc"),
+            SESSION.pk.fill(player_id="fz-p1"),
+            SESSION.pk.fill(player_id="fz-p2"),
+            SESSION.indexes["GSI2"][0].fill(game_id=GAME),
+            SCORE.sk.prefix,
+            SCORE.sk.fill(rank_value="9999", tie_value="0000000000000", player_id="fz-p1"),
+            SCORE.sk.prefix + "zzzz",
+            SCORE.sk.prefix + "\ud800",
+            SESSION.sk.prefix,
+            SESSION.sk.fill(session_id="ZZZZZZZZZZZZZZZZZZZZZZZZZZ"),
+            SCORE.indexes["GSI1"][1].fill(leaderboard_id="fz-best"),
         ]
     ),
     json_values,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from dynamo.sessions import SESSION
+from dynamo.submissions import SUBMISSION
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -50,9 +52,9 @@ async def test_twenty_concurrent_repeats_record_once(instances: list[Api]) -> No
     )
     assert player["player"] == {"gamesPlayed": 1, "lifetimeScore": 7, "bestScore": {"score": 7}}
     items = await scan_items(api.db)
-    assert sum(1 for i in items if i["sk"].startswith("SESSION#")) == 1
-    record = next(i for i in items if i["sk"].startswith("SUBMISSION#"))
-    assert record["sk"] == f"SUBMISSION#{ULID}"
+    assert sum(1 for i in items if SESSION.holds(i)) == 1
+    record = next(i for i in items if SUBMISSION.holds(i))
+    assert (record["pk"], record["sk"]) == SUBMISSION.key(player_id="ann", submission_id=ULID)
     assert record["ttl"] > 0
 
 

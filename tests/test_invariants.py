@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from ulid import ULID
 
-from dynamo.entries import EntryItem
-from dynamo.leaderboards import LeaderboardItem
-from dynamo.scores import ScoreItem, rank_value, score_keys, tie_value
-from dynamo.sessions import SessionItem
+from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
+from dynamo.players import PLAYER
+from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
+from dynamo.sessions import SESSION, SessionItem
 from dynamo.table import Db, serialize
 from soak.invariants import Kind, Violation, check_table, scan_items
 from tests.conftest import Api
@@ -82,7 +83,7 @@ async def test_a_concurrent_burst_keeps_every_invariant(api: Api) -> None:
     found = await check_table(api.db.client, api.db.table, single_writer=True)
     assert [str(v) for v in found] == []
     items = await scan_items(api.db.client, api.db.table)
-    assert sum(1 for i in items if i["sk"].startswith("SESSION#")) == 90
+    assert sum(1 for i in items if SESSION.holds(i)) == 90
 
 
 async def test_plays_recorded_out_of_time_order_keep_every_invariant(api: Api) -> None:
@@ -129,6 +130,9 @@ async def _put(db: Db, item: dict[str, Any]) -> None:
     await db.client.put_item(TableName=db.table, Item=serialize(item))
 
 
+BEST_PK = SCORE.pk.fill(leaderboard_id="best")
+
+
 def _one(items: list[dict[str, Any]], pk: str, sk_prefix: str) -> dict[str, Any]:
     (found,) = [i for i in items if i["pk"] == pk and i["sk"].startswith(sk_prefix)]
     return found
@@ -137,7 +141,7 @@ def _one(items: list[dict[str, Any]], pk: str, sk_prefix: str) -> dict[str, Any]
 async def _bump_games_played(db: Db) -> list[Violation]:
     await db.client.update_item(
         TableName=db.table,
-        Key=serialize({"pk": "PLAYER#p1", "sk": "#METADATA"}),
+        Key=serialize(PLAYER.key_attributes(player_id="p1")),
         UpdateExpression="ADD gamesPlayed :one",
         ExpressionAttributeValues=serialize({":one": 1}),
     )
@@ -149,12 +153,12 @@ async def _bump_games_played(db: Db) -> list[Violation]:
 async def _duplicate_score_item(db: Db) -> list[Violation]:
     """A second Score item for p1 on ``best``, keyed consistently (attained 1 ms later)."""
     items = await _items(db)
-    board = LeaderboardItem.model_validate(_one(items, "LEADERBOARD#best", "#METADATA"))
-    raw = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    board = LeaderboardItem.model_validate(_one(items, *LEADERBOARD.key(leaderboard_id="best")))
+    raw = _one(items, BEST_PK, f"{SCORE.sk.prefix}0000000500")
     score = ScoreItem.model_validate(raw)
     copy = score.model_copy(update={"attained_at": score.attained_at + timedelta(milliseconds=1)})
-    keys = score_keys(board, copy)
-    await _put(db, {**keys, **copy.attributes()})
+    keys = SCORE.keys_of(copy, **sort_values(board, copy))
+    await _put(db, SCORE.item(copy, **sort_values(board, copy)))
     return [
         Violation(
             Kind.DUPLICATE_SCORE,
@@ -168,18 +172,20 @@ async def _lose_the_best_score(db: Db) -> list[Violation]:
     """Rewrite p1's entry on ``best``, consistently (Score item, keys and guard), to its
     400 play: the end state of a race that lost a better score."""
     items = await _items(db)
-    board = LeaderboardItem.model_validate(_one(items, "LEADERBOARD#best", "#METADATA"))
-    old = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    board = LeaderboardItem.model_validate(_one(items, *LEADERBOARD.key(leaderboard_id="best")))
+    old = _one(items, BEST_PK, f"{SCORE.sk.prefix}0000000500")
     session = next(
         SessionItem.model_validate(i)
         for i in items
-        if i["pk"] == "PLAYER#p1" and i["sk"].startswith("SESSION#") and i["score"] == 400
+        if SESSION.holds(i) and i["playerId"] == "p1" and i["score"] == 400
     )
     lost = ScoreItem.model_validate(old).model_copy(
         update={"score": 400, "attained_at": session.played_at, "session_id": session.session_id}
     )
-    keys = score_keys(board, lost)
-    guard = EntryItem.model_validate(_one(items, "PLAYER#p1", "ENTRY#best")).model_copy(
+    keys = SCORE.keys_of(lost, **sort_values(board, lost))
+    guard = EntryItem.model_validate(
+        _one(items, *ENTRY_GUARD.key(player_id="p1", leaderboard_id="best"))
+    ).model_copy(
         update={
             "score": 400,
             "attained_at": lost.attained_at,
@@ -193,7 +199,7 @@ async def _lose_the_best_score(db: Db) -> list[Violation]:
         TableName=db.table, Key=serialize({"pk": old["pk"], "sk": old["sk"]})
     )
     await _put(db, {**keys, **lost.attributes()})
-    await _put(db, {"pk": "PLAYER#p1", "sk": "ENTRY#best", **guard.attributes()})
+    await _put(db, ENTRY_GUARD.item(guard))
     return [
         Violation(
             Kind.ENTRY_SCORE,
@@ -206,7 +212,7 @@ async def _lose_the_best_score(db: Db) -> list[Violation]:
 async def _miscount_entries(db: Db) -> list[Violation]:
     await db.client.update_item(
         TableName=db.table,
-        Key=serialize({"pk": "LEADERBOARD#best", "sk": "#METADATA"}),
+        Key=serialize(LEADERBOARD.key_attributes(leaderboard_id="best")),
         UpdateExpression="ADD entryCount :one",
         ExpressionAttributeValues=serialize({":one": 1}),
     )
@@ -221,10 +227,10 @@ async def _overwrite_a_score_attribute(db: Db) -> list[Violation]:
     """Only the Score item's ``score`` attribute changes: its key, its guard and the sessions
     all disagree with it."""
     items = await _items(db)
-    raw = _one(items, "LEADERBOARD#best", "SCORE#0000000500")
+    raw = _one(items, BEST_PK, f"{SCORE.sk.prefix}0000000500")
     await _put(db, {**raw, "score": 501})
     sk = raw["sk"]
-    wanted = sk.replace("SCORE#0000000500", "SCORE#0000000501")
+    wanted = sk.replace(f"{SCORE.sk.prefix}0000000500", f"{SCORE.sk.prefix}0000000501")
     return [
         Violation(
             Kind.ENTRY_SCORE,

@@ -8,6 +8,8 @@ import logging
 
 import pytest
 
+from dynamo.players import PLAYER
+from dynamo.table import serialize
 from gql.validation import STATS
 from tests.conftest import Api
 from tests.scan import scan_items
@@ -111,7 +113,7 @@ async def test_unexpected_failures_are_masked_with_a_request_id_and_logged(
     await api.submit("ann", "b", 1)
     # A Score item whose player is gone is an inconsistency the service cannot explain.
     await api.db.client.delete_item(
-        TableName=api.db.table, Key={"pk": {"S": "PLAYER#ann"}, "sk": {"S": "#METADATA"}}
+        TableName=api.db.table, Key=serialize(PLAYER.key_attributes(player_id="ann"))
     )
     caplog.set_level(logging.ERROR, logger="leaderboard.graphql")
     response = await api.http.post(

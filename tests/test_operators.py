@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dynamo.entries import ENTRY_GUARD
+from dynamo.scores import SCORE
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -73,7 +75,7 @@ async def test_operator_and_sort_order(api: Api, operator: str, order: str) -> N
     if operator == "INCREMENT":
         assert improved == [True, True, True, True, True, True, True, False]
     items = await scan_items(api.db)
-    assert sum(1 for i in items if i["sk"].startswith("SCORE#")) == 4
+    assert sum(1 for i in items if SCORE.holds(i)) == 4
 
 
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
@@ -94,7 +96,7 @@ async def test_fifty_concurrent_increments_sum_exactly(api: Api, order: str) -> 
     }
     assert data["leaderboard"]["entryCount"] == 1
     items = await scan_items(api.db)
-    assert [i["score"] for i in items if i["sk"].startswith("SCORE#")] == [1275]
+    assert [i["score"] for i in items if SCORE.holds(i)] == [1275]
 
 
 async def test_concurrent_latest_leaves_one_entry_of_a_submitted_score(api: Api) -> None:
@@ -104,9 +106,9 @@ async def test_concurrent_latest_leaves_one_entry_of_a_submitted_score(api: Api)
     results = await asyncio.gather(*(api.submit("p", "latest", s) for s in scores))
     assert all(r["errors"] == [] and r["improved"] for r in results)
     items = await scan_items(api.db)
-    entries = [i for i in items if i["sk"].startswith("SCORE#")]
+    entries = [i for i in items if SCORE.holds(i)]
     assert len(entries) == 1
-    guard = next(i for i in items if i["sk"] == "ENTRY#latest")
+    guard = next(i for i in items if ENTRY_GUARD.holds(i) and i["leaderboardId"] == "latest")
     assert guard["scoreSk"] == entries[0]["sk"]
     assert entries[0]["score"] in scores
 
@@ -119,3 +121,36 @@ async def test_increment_total_cannot_overflow_the_width(api: Api) -> None:
     over = await api.submit("p", "small", 100)
     assert [(e["code"], e["field"]) for e in over["errors"]] == [("SCORE_OUT_OF_RANGE", "score")]
     assert len(await scan_items(api.db)) == len(before)
+
+
+async def test_entry_answers_the_entry_of_each_operator_and_best_score_is_its_deprecated_alias(
+    api: Api,
+) -> None:
+    await api.create_player("p")
+    for operator in ("BEST", "LATEST", "INCREMENT"):
+        await api.create_board(operator.lower(), operator=operator)
+        for score in (50, 70, 20):
+            await api.submit("p", operator.lower(), score)
+    data = await api.gql(
+        """{ player(id: "p") {
+            best: entry(leaderboardId: "best") { score }
+            latest: entry(leaderboardId: "latest") { score }
+            increment: entry(leaderboardId: "increment") { score }
+            none: entry(leaderboardId: "nowhere") { score }
+            old: bestScore(leaderboardId: "latest") { score } } }"""
+    )
+    assert data["player"] == {
+        "best": {"score": 70},
+        "latest": {"score": 20},
+        "increment": {"score": 140},
+        "none": None,
+        "old": {"score": 20},
+    }
+    fields = await api.gql(
+        """{ __type(name: "Player") { fields(includeDeprecated: true) {
+            name isDeprecated deprecationReason } } }"""
+    )
+    by_name = {f["name"]: f for f in fields["__type"]["fields"]}
+    assert by_name["entry"]["isDeprecated"] is False
+    assert by_name["bestScore"]["isDeprecated"] is True
+    assert "entry(leaderboardId)" in by_name["bestScore"]["deprecationReason"]

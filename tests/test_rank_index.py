@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from dynamo import ranks
-from dynamo.leaderboards import LeaderboardItem, get_leaderboard
-from dynamo.scores import ScoreItem
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, get_leaderboard
+from dynamo.scores import SCORE, ScoreItem
+from dynamo.table import serialize
 from rankindex.index import RankIndex
 from rankindex.projection import BoardCreated, project_all
 from tests.conftest import Indexed
@@ -22,9 +23,7 @@ CASES = [(op, order) for op in ("BEST", "LATEST", "INCREMENT") for order in ("DE
 async def _entries(indexed: Indexed, board: str) -> list[ScoreItem]:
     items = await scan_items(indexed.api.db)
     return [
-        ScoreItem.model_validate(i)
-        for i in items
-        if i["pk"] == f"LEADERBOARD#{board}" and i["sk"].startswith("SCORE#")
+        ScoreItem.model_validate(i) for i in items if SCORE.holds(i) and i["leaderboardId"] == board
     ]
 
 
@@ -347,7 +346,7 @@ async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
     record = {
         "eventName": "INSERT",
         "dynamodb": {
-            "Keys": {"pk": {"S": "LEADERBOARD#daily"}, "sk": {"S": "#METADATA"}},
+            "Keys": serialize(LEADERBOARD.key_attributes(leaderboard_id="daily")),
             "NewImage": {"leaderboardId": {"S": "daily"}, "ttl": {"N": str(expires)}},
         },
     }

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.players import PLAYER
 from dynamo.resilience import CircuitBreaker
+from dynamo.sessions import SESSION
 from leaderboard.app import BREAKER
 from leaderboard.child_processes import free_port
 from leaderboard.config import Settings, default_cache_dir
@@ -230,7 +232,7 @@ async def _check_plays(api: Api, writer: Writer) -> None:
     recorded = [
         (int(i["score"]), i["sessionId"])
         for i in items
-        if i["pk"] == f"PLAYER#{writer.player}" and i["sk"].startswith("SESSION#")
+        if SESSION.holds(i) and i["playerId"] == writer.player
     ]
     sessions = dict(recorded)
     assert len(sessions) == len(recorded)  # no play twice
@@ -239,5 +241,5 @@ async def _check_plays(api: Api, writer: Writer) -> None:
             assert sessions.get(score) == result, (score, result)
         elif result == "BACKEND_UNAVAILABLE":
             assert score not in sessions, score
-    stats = next(i for i in items if (i["pk"], i["sk"]) == (f"PLAYER#{writer.player}", "#METADATA"))
+    stats = next(i for i in items if (i["pk"], i["sk"]) == PLAYER.key(player_id=writer.player))
     assert (stats["gamesPlayed"], stats["lifetimeScore"]) == (len(sessions), sum(sessions))

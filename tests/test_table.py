@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from dynamo.leaderboards import LeaderboardItem, Period, SortOrder, create_leaderboard
-from dynamo.players import get_players, player_key
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder, create_leaderboard
+from dynamo.players import PLAYER, get_players
 from dynamo.ranks import rank_of
-from dynamo.scores import ScoreItem, score_keys, top_scores
+from dynamo.scores import SCORE, ScoreItem, sort_values, top_scores
 from dynamo.table import Db, batch_get, serialize
 from tests.boards import write_items
 from tests.conftest import Table
@@ -35,7 +35,7 @@ async def _board_with_entries(
     ]
     await write_items(
         db,
-        [{**score_keys(board, e), **e.attributes(), "filler": "x" * filler} for e in entries],
+        [{**SCORE.item(e, **sort_values(board, e)), "filler": "x" * filler} for e in entries],
     )
     return board, entries
 
@@ -78,8 +78,7 @@ async def test_batch_get_chunks_by_100_keeps_order_and_reports_missing(table: Ta
         table.db,
         [
             {
-                "pk": player_key(p)[0],
-                "sk": player_key(p)[1],
+                **PLAYER.key_attributes(player_id=p),
                 "playerId": p,
                 "name": p,
                 "email": f"{p}@x.example",
@@ -101,7 +100,7 @@ async def test_batch_get_chunks_by_100_keeps_order_and_reports_missing(table: Ta
 async def test_batch_get_retries_unprocessed_keys(table: Table) -> None:
     # 60 items of 350 KB: one BatchGetItem response is capped at 16 MB, so DynamoDB returns
     # part of the keys as UnprocessedKeys and the reader must ask again.
-    keys = [(f"BLOB#{i}", "#METADATA") for i in range(60)]
+    keys = [LEADERBOARD.key(leaderboard_id=f"blob-{i}") for i in range(60)]
     for pk, sk in keys:
         blob = {"pk": pk, "sk": sk, "blob": "b" * 350_000}
         await table.db.client.put_item(TableName=table.db.table, Item=serialize(blob))

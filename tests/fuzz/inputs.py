@@ -12,6 +12,11 @@ from zoneinfo import available_timezones
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from dynamo.leaderboards import LEADERBOARD
+from dynamo.players import PLAYER
+from dynamo.scores import SCORE
+from dynamo.sessions import SESSION
+
 
 def fuzz(examples: int) -> settings:
     return settings(
@@ -59,11 +64,11 @@ NASTY = [
     "\uff46\uff55\uff4c\uff4c",
     "a#b",
     "#",
-    "PLAYER#x",
-    "LEADERBOARD#fz-best",
-    "SCORE#9#9#x",
-    "#METADATA",
-    "SESSION#01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    PLAYER.pk.fill(player_id="x"),
+    LEADERBOARD.pk.fill(leaderboard_id="fz-best"),
+    SCORE.sk.fill(rank_value="9", tie_value="9", player_id="x"),
+    PLAYER.sk.text,
+    SESSION.sk.fill(session_id="01ARZ3NDEKTSV4RRFFQ69G5FAV"),
     "$",
     "x$",
     ".",

@@ -1,0 +1,34 @@
+"""The table's layout: every entity it holds, and which of them a stored item is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dynamo.entries import ENTRY_GUARD
+from dynamo.families import FAMILY
+from dynamo.keys import Entity
+from dynamo.leaderboards import LEADERBOARD
+from dynamo.players import EMAIL_CLAIM, PLAYER
+from dynamo.scores import SCORE
+from dynamo.sessions import SESSION
+from dynamo.submissions import SUBMISSION
+
+__all__ = ["ENTITIES", "entity_of"]
+
+ENTITIES: tuple[Entity, ...] = (
+    PLAYER,
+    LEADERBOARD,
+    SCORE,
+    SESSION,
+    ENTRY_GUARD,
+    EMAIL_CLAIM,
+    FAMILY,
+    SUBMISSION,
+)
+"""In the order of the README's table."""
+
+
+def entity_of(item: Mapping[str, Any]) -> Entity | None:
+    """The entity whose keys a stored item (or a key) has; None for none of them."""
+    return next((entity for entity in ENTITIES if entity.holds(item)), None)
