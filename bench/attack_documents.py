@@ -25,7 +25,7 @@ from graphql import Lexer, Source, TokenKind, parse, specified_rules, validate
 from bench.workload import BOARD_ID, DAILY_ID, SEASON_ID, player_id
 from gql.cost import MAX_COST, document_cost
 from gql.limits import measure_operations
-from gql.schema import LIMIT_RULE, MAX_ALIASES, MAX_DEPTH, schema
+from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
 
 __all__ = [
     "ATTACKS",
@@ -140,7 +140,7 @@ ATTACKS: tuple[tuple[str, str, Builder], ...] = (
 
 
 def _cost(query: str, name: str, variables: dict[str, Any]) -> int:
-    return document_cost(schema._schema, parse(query), name, variables)
+    return document_cost(GRAPHQL_SCHEMA, parse(query), name, variables)
 
 
 def _costliest(name: str, description: str, build: Builder) -> AttackDocument:
@@ -177,7 +177,7 @@ def check(document: AttackDocument) -> None:
     if len(document.query) > MAX_CHARACTERS:
         problems.append(f"{len(document.query)} characters, over {MAX_CHARACTERS}")
     parsed = parse(document.query)
-    errors = validate(schema._schema, parsed, [*specified_rules, LIMIT_RULE])
+    errors = validate(GRAPHQL_SCHEMA, parsed, [*specified_rules, LIMIT_RULE])
     problems += [error.message for error in errors]
     for measure in measure_operations(parsed).values():
         if measure.depth > MAX_DEPTH or measure.aliases > MAX_ALIASES:

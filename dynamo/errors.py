@@ -8,7 +8,9 @@ __all__ = ["ErrorCode", "LeaderboardError"]
 
 
 class ErrorCode(StrEnum):
-    """Stable codes that clients can switch on."""
+    """Every code a client can see, in a mutation's ``UserError.code`` or an error's
+    ``extensions.code``: a closed set that clients can switch on (the schema exposes it as the
+    ``ErrorCode`` enum; gql/enums.py describes each value)."""
 
     INVALID_ID = "INVALID_ID"
     INVALID_EMAIL = "INVALID_EMAIL"
@@ -36,6 +38,13 @@ class ErrorCode(StrEnum):
     after the time given."""
     SERVICE_OVERLOADED = "SERVICE_OVERLOADED"
     """The process is at its capacity of requests or subscriptions: retry shortly."""
+    BAD_USER_INPUT = "BAD_USER_INPUT"
+    """A request's variables do not fit their declared types."""
+    GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+    """A request's document does not parse, is not valid against the schema, or is over a
+    limit of its size or shape."""
+    INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+    """Anything unexpected; the log has the details under the request's id."""
 
 
 class LeaderboardError(Exception):

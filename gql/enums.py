@@ -7,9 +7,10 @@ from enum import Enum
 import strawberry
 from strawberry.types.enum import StrawberryEnumDefinition
 
+from dynamo.errors import ErrorCode
 from dynamo.leaderboards import Operator, Period, SortOrder
 
-__all__ = ["Operator", "Period", "SortOrder"]
+__all__ = ["ErrorCode", "Operator", "Period", "SortOrder"]
 
 
 def _register(enum: type[Enum], name: str, description: str, values: dict[Enum, str]) -> None:
@@ -49,5 +50,49 @@ _register(
         Operator.BEST: "The entry is the player's best score; an equal score keeps the earlier.",
         Operator.LATEST: "The entry is the player's latest score.",
         Operator.INCREMENT: "The entry is the sum of the player's scores (a season's distance).",
+    },
+)
+_register(
+    ErrorCode,
+    "ErrorCode",
+    "Why a mutation wrote nothing (UserError.code), or why a request or a field failed "
+    "(extensions.code of a GraphQL error). New codes may be added in a minor release: keep a "
+    "default branch when switching on them.",
+    {
+        ErrorCode.INVALID_ID: "An id outside [A-Za-z0-9_.-]{1,64}, or a session id that is not a "
+        "ULID.",
+        ErrorCode.INVALID_EMAIL: "A malformed e-mail address.",
+        ErrorCode.INVALID_NAME: "An empty, overlong or unprintable name.",
+        ErrorCode.INVALID_ARGUMENT: "An argument out of its range or inconsistent with another "
+        "(first, scoreWidth, endsAt before startsAt, durationSec, ...).",
+        ErrorCode.INVALID_CURSOR: "A cursor this server did not issue for this list.",
+        ErrorCode.SCORE_OUT_OF_RANGE: "A score over the board's width, or a play that would "
+        "take lifetimeScore or gamesPlayed past its type.",
+        ErrorCode.PLAYER_NOT_FOUND: "A write names an unknown player.",
+        ErrorCode.PLAYER_EXISTS: "A player with this id exists.",
+        ErrorCode.EMAIL_TAKEN: "Another player has this e-mail address.",
+        ErrorCode.LEADERBOARD_NOT_FOUND: "A write or subscription names an unknown board.",
+        ErrorCode.LEADERBOARD_EXISTS: "A board or family with this id exists, or holds one of "
+        "the family's board ids.",
+        ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt or from its endsAt on.",
+        ErrorCode.SUBMISSION_CONFLICT: "A play lost its race too many times in a row; nothing "
+        "was written: retry.",
+        ErrorCode.SUBMISSION_ID_REUSED: "A submissionId already recorded for a different play.",
+        ErrorCode.BACKEND_UNAVAILABLE: "The database is down, overloaded or too slow for the "
+        "request's time; nothing was written: retry later.",
+        ErrorCode.OUTCOME_UNKNOWN: "A write may have been applied without the database "
+        "confirming it: send the play again with the same submissionId.",
+        ErrorCode.UNAUTHENTICATED: "A write or private read without a valid API key.",
+        ErrorCode.COST_LIMIT_EXCEEDED: "A document whose worst-case cost is over the limit, or "
+        "an operation that reached its cap of database calls: ask for less.",
+        ErrorCode.THROTTLED: "This client is over its allowance (cost points, sockets, "
+        "operations on a socket): retry after extensions.retryAfter seconds.",
+        ErrorCode.SERVICE_OVERLOADED: "The service is at capacity; nothing was done: retry "
+        "shortly.",
+        ErrorCode.BAD_USER_INPUT: "Variables that do not fit their declared types.",
+        ErrorCode.GRAPHQL_VALIDATION_FAILED: "A document that does not parse, is not valid, or "
+        "is over a limit of its size or shape.",
+        ErrorCode.INTERNAL_SERVER_ERROR: "Anything unexpected; extensions.requestId names it "
+        "in the service's log.",
     },
 )

@@ -13,21 +13,22 @@ from strawberry.types.execution import ExecutionResult
 
 from dynamo.errors import LeaderboardError
 from dynamo.resilience import is_backend_failure, unavailable
+from gql.enums import ErrorCode
 from resolvers.context import Context
 
 __all__ = ["ErrorCodes", "UserError", "classify", "coded", "log_unexpected", "user_errors"]
 
 log = logging.getLogger("leaderboard.graphql")
 
-INTERNAL = "INTERNAL_SERVER_ERROR"
-BAD_USER_INPUT = "BAD_USER_INPUT"
-VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+INTERNAL = ErrorCode.INTERNAL_SERVER_ERROR.value
+BAD_USER_INPUT = ErrorCode.BAD_USER_INPUT.value
+VALIDATION_FAILED = ErrorCode.GRAPHQL_VALIDATION_FAILED.value
 
 
 @strawberry.type(description="A problem with the input of a mutation; nothing was written.")
 class UserError:
-    code: str = strawberry.field(
-        description="Stable machine-readable code, e.g. PLAYER_NOT_FOUND or SCORE_OUT_OF_RANGE."
+    code: ErrorCode = strawberry.field(
+        description="Why nothing was written, e.g. PLAYER_NOT_FOUND or SCORE_OUT_OF_RANGE."
     )
     message: str = strawberry.field(description="A human-readable explanation.")
     field: str | None = strawberry.field(
@@ -36,7 +37,7 @@ class UserError:
 
 
 def user_errors(error: LeaderboardError) -> list[UserError]:
-    return [UserError(code=error.code.value, message=error.message, field=error.field)]
+    return [UserError(code=error.code, message=error.message, field=error.field)]
 
 
 def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLSchema
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
@@ -36,6 +36,7 @@ ID_ARG = strawberry.argument(description="The id.")
 
 __all__ = [
     "DOCUMENTS",
+    "GRAPHQL_SCHEMA",
     "LIMIT_RULE",
     "MAX_ALIASES",
     "MAX_DEPTH",
@@ -148,3 +149,7 @@ schema = LeaderboardSchema(
     ],
     config=StrawberryConfig(scalar_map=SCALARS),
 )
+
+GRAPHQL_SCHEMA: GraphQLSchema = schema._schema
+"""The graphql-core schema that ``schema`` builds: what documents are parsed, validated and
+costed against outside a request."""

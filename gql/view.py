@@ -25,7 +25,7 @@ from gql.admission import RETRY_AFTER_SECONDS, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
 from gql.guards import Guards, client_address
-from gql.schema import DOCUMENTS, schema
+from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA, schema
 from gql.text import is_text
 from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
 from rankindex.index import RankIndex
@@ -84,7 +84,7 @@ def _operation_type(query: str | None, operation_name: str | None) -> OperationT
     (no query, a document that does not parse or has no operation): the execution reports it."""
     if not query:
         return None
-    document = DOCUMENTS.check(schema._schema, query).document
+    document = DOCUMENTS.check(GRAPHQL_SCHEMA, query).document
     if document is None:
         return None
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]

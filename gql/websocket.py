@@ -53,7 +53,7 @@ from dynamo.errors import ErrorCode, LeaderboardError
 from gql.admission import Overloaded
 from gql.errors import classify, coded
 from gql.guards import Guards
-from gql.schema import DOCUMENTS, schema
+from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA
 from gql.text import is_text
 from resolvers.context import Context
 
@@ -292,7 +292,10 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
     async def _send_internal_error(self, operation: GuardedOperation) -> None:
         error = GraphQLError(
             f"Internal server error (request {operation.request_id})",
-            extensions={"code": "INTERNAL_SERVER_ERROR", "requestId": operation.request_id},
+            extensions={
+                "code": ErrorCode.INTERNAL_SERVER_ERROR.value,
+                "requestId": operation.request_id,
+            },
         )
         with suppress(WebSocketDisconnected):
             await operation.send_operation_message(
@@ -335,7 +338,7 @@ def _readable(payload: object) -> bool:
 def _operation_type(query: str, operation_name: str | None) -> OperationType | None:
     """The type of the operation to run, from the schema's cache of checked documents; None
     when the document does not name one (the execution reports why)."""
-    document = DOCUMENTS.check(schema._schema, query).document
+    document = DOCUMENTS.check(GRAPHQL_SCHEMA, query).document
     if document is None:
         return None
     try:

@@ -16,6 +16,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from dynamo import budget
+from dynamo.errors import ErrorCode
 from gql.view import OPERATION, REQUEST_ID
 
 __all__ = [
@@ -111,7 +112,10 @@ def _internal_error(request_id: str) -> web.Response:
             "errors": [
                 {
                     "message": f"Internal server error (request {request_id})",
-                    "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+                    "extensions": {
+                        "code": ErrorCode.INTERNAL_SERVER_ERROR.value,
+                        "requestId": request_id,
+                    },
                 }
             ]
         },

@@ -13,7 +13,7 @@ import pytest
 from graphql import GraphQLObjectType, get_named_type, parse
 
 from gql.cost import FIELD_COSTS, MAX_COST, RANK, document_cost
-from gql.schema import schema
+from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import MAX_CHARACTERS, MAX_TOKENS
 from leaderboard.config import Limits, Settings
 from tests.conftest import API_KEYS, Api, _serve
@@ -63,7 +63,7 @@ PAGE = """query($first: Int) { leaderboard(id: "b") { name topScores(first: $fir
 
 
 def cost(query: str, variables: dict[str, Any] | None = None) -> int:
-    return document_cost(schema._schema, parse(query), None, variables)
+    return document_cost(GRAPHQL_SCHEMA, parse(query), None, variables)
 
 
 async def test_a_document_over_the_cost_limit_is_refused_before_any_database_call(
@@ -138,7 +138,7 @@ def test_fragments_spread_exponentially_are_costed_without_expanding_them() -> N
 
 
 def test_every_field_that_returns_an_object_has_a_declared_cost() -> None:
-    types = schema._schema.type_map
+    types = GRAPHQL_SCHEMA.type_map
     returning_objects = {
         f"{name}.{field}"
         for name, kind in types.items()

@@ -20,7 +20,7 @@ from bench.attack_documents import (
 )
 from gql.cost import MAX_COST, document_cost
 from gql.limits import measure_operations
-from gql.schema import LIMIT_RULE, MAX_ALIASES, MAX_DEPTH, schema
+from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
 from tests.conftest import Api
 
 DOCUMENTS = attack_documents()
@@ -34,7 +34,7 @@ def test_there_is_a_document_of_each_shape() -> None:
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
 def test_each_document_is_valid_under_the_strictest_limits(document: AttackDocument) -> None:
     parsed = parse(document.query, max_tokens=MAX_TOKENS)
-    assert validate(schema._schema, parsed, [*specified_rules, LIMIT_RULE]) == []
+    assert validate(GRAPHQL_SCHEMA, parsed, [*specified_rules, LIMIT_RULE]) == []
     assert len(document.query) <= MAX_CHARACTERS
     assert token_count(document.query) <= MAX_TOKENS
     (measure,) = measure_operations(parsed).values()
@@ -46,13 +46,13 @@ def test_each_document_is_valid_under_the_strictest_limits(document: AttackDocum
 def test_each_document_is_the_costliest_of_its_shape_the_limit_admits(
     document: AttackDocument,
 ) -> None:
-    cost = document_cost(schema._schema, parse(document.query), document.name, document.variables)
+    cost = document_cost(GRAPHQL_SCHEMA, parse(document.query), document.name, document.variables)
     assert cost == document.cost
     assert 0.95 * MAX_COST <= cost <= MAX_COST
     if document.size < MAX_LIST:
         build = next(b for name, _, b in ATTACKS if name == document.name)
         query, variables = build(document.size + 1)
-        assert document_cost(schema._schema, parse(query), document.name, variables) > MAX_COST
+        assert document_cost(GRAPHQL_SCHEMA, parse(query), document.name, variables) > MAX_COST
 
 
 def test_token_count_is_what_the_parser_limits() -> None:
@@ -68,7 +68,7 @@ def test_check_refuses_a_document_below_or_over_the_limit() -> None:
     build = next(b for name, _, b in ATTACKS if name == top.name)
     for size in (top.size // 2, top.size + 1):
         query, variables = build(size)
-        cost = document_cost(schema._schema, parse(query), top.name, variables)
+        cost = document_cost(GRAPHQL_SCHEMA, parse(query), top.name, variables)
         with pytest.raises(ValueError, match="cost"):
             check(replace(top, query=query, variables=variables, size=size, cost=cost))
 
