@@ -34,9 +34,11 @@ redis:
 serve: install
 	$(BIN)/leaderboard serve
 
+# ruff, and the import contract of pyproject.toml (the layers gql -> resolvers -> dynamo).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
