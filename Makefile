@@ -26,7 +26,7 @@ node_modules/.installed: package.json package-lock.json
 browser:
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
-# Debian's redis-server, which leaderboard.redis_server runs as a child process for the tests;
+# Debian's redis-server, which leaderboard.embedded_redis runs as a child process for the tests;
 # installed only when missing (needs root).
 redis:
 	command -v redis-server >/dev/null || test -x /usr/bin/redis-server || (apt-get update && apt-get install -y --no-install-recommends redis-server)

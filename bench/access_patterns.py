@@ -44,7 +44,7 @@ from bench.report import (
 )
 from bench.runner import run
 from leaderboard.config import default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 DEFAULT_ENTRIES = (1_000, 10_000, 100_000)
 
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine: dict[str, Any] = {}
     header = ""
 
-    def announce(local: DynamoDBLocal) -> None:
+    def announce(local: EmbeddedDynamoDB) -> None:
         nonlocal header
         if not machine:
             machine.update(machine_info(local))

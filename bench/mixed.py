@@ -72,8 +72,8 @@ from bench.workload import PROFILE_BOARDS, LoadedPlayer, new_boards, plays
 from dynamo.cursors import CursorCodec
 from dynamo.table import Db, create_table
 from leaderboard.config import default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
-from leaderboard.redis_server import EmbeddedRedis
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
+from leaderboard.embedded_redis import EmbeddedRedis
 from rankindex.index import RankIndex
 from rankindex.keys import board_keys
 
@@ -581,7 +581,7 @@ def running_stack(
     notes: list[str] = []
     with ExitStack() as stack:
         logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-mixed-")))
-        local = stack.enter_context(DynamoDBLocal(default_cache_dir()))
+        local = stack.enter_context(EmbeddedDynamoDB(default_cache_dir()))
         machine = machine_info(local)
         redis_url: str | None = None
         if options.ranks == "index":

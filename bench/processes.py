@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.procstat import children, cmdline
 from bench.stack import API_KEY, CREDENTIALS, CURSOR_SECRET, REGION
-from leaderboard.child_processes import free_port, log_tail, terminate
+from leaderboard.child_server import free_port, log_tail, terminate
 
 __all__ = [
     "READY_TIMEOUT_SECONDS",

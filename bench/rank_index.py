@@ -4,7 +4,7 @@ play to the index.
 ``python -m bench.rank_index [--entries 10000 100000 1000000] [--requests 300]``
 
 For each board size N the benchmark starts a fresh in-memory DynamoDB Local and redis-server
-(:class:`~leaderboard.redis_server.EmbeddedRedis`), creates a table with its stream, and serves
+(:class:`~leaderboard.embedded_redis.EmbeddedRedis`), creates a table with its stream, and serves
 two instances of the real application on loopback TCP ports, both on that table:
 
 - the *index* instance, configured with the Redis URL and running the stream projector in its

@@ -2,7 +2,7 @@
 
 ``python -m bench.rank_index_memory [--entries 1000000] [--calls 10000] [--out bench/results]``
 
-The benchmark starts an in-memory redis-server (:class:`~leaderboard.redis_server.EmbeddedRedis`)
+The benchmark starts an in-memory redis-server (:class:`~leaderboard.embedded_redis.EmbeddedRedis`)
 and loads one board the way the rank index stores it (see ``rankindex/keys.py``):
 
 - the sorted set ``rank:{<board>}``, member ``<13-digit tie value>#<player id>``, score the
@@ -37,7 +37,7 @@ from typing import Any
 import redis
 import redis.asyncio
 
-from leaderboard.redis_server import EmbeddedRedis
+from leaderboard.embedded_redis import EmbeddedRedis
 
 __all__ = ["Latency", "Memory", "main", "percentile"]
 

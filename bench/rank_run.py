@@ -22,8 +22,8 @@ from bench.rank_results import Contract, LagResult, Options, RankLatency, SizeRe
 from bench.rank_stack import rank_stack, wait_in_sync
 from bench.report import log, machine_info
 from leaderboard.config import default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
-from leaderboard.redis_server import EmbeddedRedis
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
+from leaderboard.embedded_redis import EmbeddedRedis
 
 __all__ = ["bench_size", "run"]
 
@@ -135,7 +135,7 @@ def run(
     results: list[SizeResult] = []
     machine: dict[str, Any] = {}
     for entries in sizes:
-        with DynamoDBLocal(default_cache_dir()) as local, EmbeddedRedis() as redis:
+        with EmbeddedDynamoDB(default_cache_dir()) as local, EmbeddedRedis() as redis:
             if not machine:
                 machine = machine_info(local)
                 machine["redis"] = asyncio.run(_redis_version(redis.url))

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.measure import BoardResult
 from bench.stack import dynamodb_local_version
-from leaderboard.embedded import DYNAMODB_LOCAL, DynamoDBLocal
+from leaderboard.embedded_dynamodb import DYNAMODB_LOCAL, EmbeddedDynamoDB
 
 __all__ = [
     "ATTACK_P99_RATIO",
@@ -64,7 +64,7 @@ def save_results(out: Path, name: str, document: Any, markdown: str) -> None:
     log(f"wrote {out / name}.json and {out / name}.md")
 
 
-def machine_info(local: DynamoDBLocal) -> dict[str, Any]:
+def machine_info(local: EmbeddedDynamoDB) -> dict[str, Any]:
     """The machine, Python and DynamoDB Local the benchmark runs on."""
     return {
         "cpu_count": os.cpu_count(),

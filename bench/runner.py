@@ -19,7 +19,7 @@ from bench.operations import operations
 from bench.report import board_markdown, log
 from bench.stack import served_app
 from bench.workload import new_boards, plays
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 __all__ = ["bench_board", "run"]
 
@@ -87,7 +87,7 @@ def run(
     warmup: int,
     budget_seconds: float | None,
     seed: int,
-    on_start: Callable[[DynamoDBLocal], None] | None = None,
+    on_start: Callable[[EmbeddedDynamoDB], None] | None = None,
 ) -> list[BoardResult]:
     """Benchmark every board size in turn, each against its own fresh in-memory DynamoDB Local
     (one long-lived server slows down as tables pile up); ``on_start`` sees each server once
@@ -95,7 +95,7 @@ def run(
     rng = random.Random(seed)
     boards: list[BoardResult] = []
     for n in entries:
-        with DynamoDBLocal(cache_dir) as local:
+        with EmbeddedDynamoDB(cache_dir) as local:
             if on_start is not None:
                 on_start(local)
             board = asyncio.run(

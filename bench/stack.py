@@ -16,7 +16,7 @@ from dynamo.table import Db, create_table
 from gql.view import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Settings
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 __all__ = [
     "API_KEY",
@@ -71,7 +71,7 @@ async def served_app(endpoint_url: str, table: str) -> AsyncIterator[ServedApp]:
         await runner.cleanup()
 
 
-def dynamodb_local_version(local: DynamoDBLocal) -> str:
+def dynamodb_local_version(local: EmbeddedDynamoDB) -> str:
     """The version DynamoDB Local printed at start-up, from its log."""
     port = urlsplit(local.endpoint_url).port
     try:

@@ -22,7 +22,7 @@ from dynamo.cursors import CursorCodec
 from dynamo.streams import TableStream
 from dynamo.table import Db
 from leaderboard.config import Settings
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 __all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_stream", "open_table"]
 
@@ -51,7 +51,7 @@ def open_backend(
         yield Backend(endpoint_url, None, embedded=False, description=endpoint_url)
         return
     if in_memory or data_dir is None:
-        with DynamoDBLocal(cache_dir) as local:
+        with EmbeddedDynamoDB(cache_dir) as local:
             yield Backend(
                 local.endpoint_url,
                 LOCAL_CREDENTIALS,
@@ -72,7 +72,7 @@ def open_backend(
                 description=f"the running embedded DynamoDB Local at {running}",
             )
             return
-        with DynamoDBLocal(cache_dir, data_dir=data_dir) as local:
+        with EmbeddedDynamoDB(cache_dir, data_dir=data_dir) as local:
             (data_dir / _ENDPOINT).write_text(
                 json.dumps({"endpoint": local.endpoint_url, "pid": os.getpid()})
             )

@@ -20,9 +20,9 @@ from leaderboard import rank_commands
 from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
+from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
 from leaderboard.graphiql import ensure_graphiql_assets
 from leaderboard.observability import configure_logging
-from leaderboard.redis_server import EmbeddedRedis, redis_server_binary
 from leaderboard.seed import seed
 
 __all__ = ["main"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench.report import log, machine_info
 from leaderboard.config import default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from soak.report import markdown, write_results
 from soak.run import SoakConfig, soak
 
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     log("starting DynamoDB Local (in memory)")
-    with DynamoDBLocal(default_cache_dir()) as local:
+    with EmbeddedDynamoDB(default_cache_dir()) as local:
         result = asyncio.run(soak(config, local.endpoint_url, machine_info(local)))
     print(markdown(result), flush=True)
     write_results(args.out, result)

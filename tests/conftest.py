@@ -21,9 +21,9 @@ from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
 from leaderboard.config import Settings, default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
+from leaderboard.embedded_redis import EmbeddedRedis
 from leaderboard.graphiql import ensure_graphiql_assets
-from leaderboard.redis_server import EmbeddedRedis
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
 from tests.fault_proxy import FaultProxy
@@ -33,7 +33,7 @@ API_KEYS = ("test-key-current", "test-key-next")
 
 @pytest.fixture(scope="session")
 def dynamodb_endpoint() -> Iterator[str]:
-    with DynamoDBLocal(default_cache_dir()) as local:
+    with EmbeddedDynamoDB(default_cache_dir()) as local:
         yield local.endpoint_url
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from gql.view import RANK_INDEX
 from leaderboard.config import Settings
-from leaderboard.redis_server import EmbeddedRedis
+from leaderboard.embedded_redis import EmbeddedRedis
 from tests.conftest import Api, Indexed, _serve
 
 RANKS = """query { leaderboard(id: "b") {

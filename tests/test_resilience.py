@@ -18,9 +18,9 @@ from dynamo.players import PLAYER
 from dynamo.resilience import CircuitBreaker
 from dynamo.sessions import SESSION
 from leaderboard.app import BREAKER
-from leaderboard.child_processes import free_port
+from leaderboard.child_server import free_port
 from leaderboard.config import Settings, default_cache_dir
-from leaderboard.embedded import DynamoDBLocal
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from tests.conftest import API_KEYS, Api, _serve
 from tests.scan import scan_items
 
@@ -63,10 +63,12 @@ def test_the_circuit_opens_after_failures_probes_after_cooldown_and_closes() -> 
 
 
 @pytest.fixture
-async def fragile(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Api, DynamoDBLocal]]:
+async def fragile(
+    settings: Settings, tmp_path: Path
+) -> AsyncIterator[tuple[Api, EmbeddedDynamoDB]]:
     """A service on its own DynamoDB Local, which the test stops and starts."""
     # A fixed port: the restarted server must be where the service expects it.
-    local = DynamoDBLocal(
+    local = EmbeddedDynamoDB(
         default_cache_dir(), data_dir=tmp_path / "ddb", port=free_port("127.0.0.1")
     )
     local.start()
@@ -144,7 +146,7 @@ _CODES = {"BACKEND_UNAVAILABLE", "OUTCOME_UNKNOWN"}
 
 
 async def test_backend_down_fails_fast_and_recovers_by_itself(
-    fragile: tuple[Api, DynamoDBLocal],
+    fragile: tuple[Api, EmbeddedDynamoDB],
 ) -> None:
     api, local = fragile
     await api.create_player("ann")

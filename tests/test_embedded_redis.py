@@ -1,4 +1,4 @@
-"""Tests for leaderboard.redis_server: the real redis-server child process and its failures."""
+"""The real redis-server child process (leaderboard.embedded_redis) and its failures."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis.asyncio
 
-from leaderboard import redis_server
-from leaderboard.redis_server import EmbeddedRedis, RedisServerError, redis_server_binary
+from leaderboard import embedded_redis
+from leaderboard.embedded_redis import EmbeddedRedis, EmbeddedRedisError, redis_server_binary
 
 __all__: list[str] = []
 
@@ -136,7 +136,7 @@ async def test_in_memory_data_does_not_survive_restart() -> None:
 
 
 def test_url_before_start_needs_a_port() -> None:
-    with pytest.raises(RedisServerError, match="call start"):
+    with pytest.raises(EmbeddedRedisError, match="call start"):
         _ = EmbeddedRedis().url
 
 
@@ -147,7 +147,7 @@ def test_explicit_port_in_use_is_reported() -> None:
         port = int(listener.getsockname()[1])
         server = EmbeddedRedis(port=port)
 
-        with pytest.raises(RedisServerError, match=f"port {port} is already in use"):
+        with pytest.raises(EmbeddedRedisError, match=f"port {port} is already in use"):
             server.start()
         assert not server.running
 
@@ -156,11 +156,11 @@ def test_missing_binary_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(redis_server, "FALLBACK_BINARIES", ())
+    monkeypatch.setattr(embedded_redis, "FALLBACK_BINARIES", ())
     assert redis_server_binary() is None
 
     server = EmbeddedRedis()
-    with pytest.raises(RedisServerError, match=r"apt-get install redis-server"):
+    with pytest.raises(EmbeddedRedisError, match=r"apt-get install redis-server"):
         server.start()
     assert not server.running
 
@@ -177,7 +177,7 @@ def test_fallback_location_is_used_off_path(
     folder = fake_redis_server(tmp_path / "sbin", "exit 0\n")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(
-        redis_server, "FALLBACK_BINARIES", (str(tmp_path / "none"), str(folder / "redis-server"))
+        embedded_redis, "FALLBACK_BINARIES", (str(tmp_path / "none"), str(folder / "redis-server"))
     )
     assert redis_server_binary() == str(folder / "redis-server")
 
@@ -189,7 +189,7 @@ def test_early_exit_reports_the_log_tail(tmp_path: Path, monkeypatch: pytest.Mon
     )
     server = EmbeddedRedis(data_dir=tmp_path / "data")
 
-    with pytest.raises(RedisServerError, match="exited with code 3") as info:
+    with pytest.raises(EmbeddedRedisError, match="exited with code 3") as info:
         server.start()
 
     assert "fake redis cannot start: --port " in str(info.value)
@@ -211,7 +211,7 @@ def test_silent_server_times_out_and_is_stopped(
     server = EmbeddedRedis(startup_timeout=1.0)
 
     started = time.monotonic()
-    with pytest.raises(RedisServerError, match=r"did not answer PING .* within 1 s") as info:
+    with pytest.raises(EmbeddedRedisError, match=r"did not answer PING .* within 1 s") as info:
         server.start()
 
     assert time.monotonic() - started < 15
@@ -223,7 +223,7 @@ def test_silent_server_times_out_and_is_stopped(
 
 def test_server_left_running_is_stopped_at_interpreter_exit() -> None:
     program = (
-        "from leaderboard.redis_server import EmbeddedRedis\n"
+        "from leaderboard.embedded_redis import EmbeddedRedis\n"
         "server = EmbeddedRedis()\n"
         "server.start()\n"
         "print(server.url)\n"

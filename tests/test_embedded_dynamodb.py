@@ -1,4 +1,4 @@
-"""Tests for leaderboard.embedded: the real DynamoDB Local child process and its failures."""
+"""The real DynamoDB Local child process (leaderboard.embedded_dynamodb) and its failures."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING
 import aioboto3
 import pytest
 
-from leaderboard.embedded import DynamoDBLocal, EmbeddedError, dynamodb_local_home
+from leaderboard.embedded_dynamodb import (
+    EmbeddedDynamoDB,
+    EmbeddedDynamoDBError,
+    dynamodb_local_home,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -100,7 +104,7 @@ def test_home_holds_the_jar_and_native_libraries(cache_dir: Path) -> None:
 
 
 async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path) -> None:
-    server = DynamoDBLocal(cache_dir)
+    server = EmbeddedDynamoDB(cache_dir)
     await asyncio.to_thread(server.start)
     try:
         assert server.running
@@ -128,7 +132,7 @@ async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path) -> N
 
 async def test_tables_survive_restart_on_the_same_data_dir(cache_dir: Path, tmp_path: Path) -> None:
     data_dir = tmp_path / "nested" / "data"
-    server = DynamoDBLocal(cache_dir, data_dir=data_dir)
+    server = EmbeddedDynamoDB(cache_dir, data_dir=data_dir)
     await asyncio.to_thread(server.start)
     try:
         await create_table(server.endpoint_url, "durable")
@@ -137,7 +141,7 @@ async def test_tables_survive_restart_on_the_same_data_dir(cache_dir: Path, tmp_
     assert (data_dir / "shared-local-instance.db").is_file()
     assert (data_dir / "dynamodb-local.log").is_file()
 
-    second = DynamoDBLocal(cache_dir, data_dir=data_dir)
+    second = EmbeddedDynamoDB(cache_dir, data_dir=data_dir)
     await asyncio.to_thread(second.start)
     try:
         assert await list_tables(second.endpoint_url) == ["durable"]
@@ -150,7 +154,7 @@ async def test_tables_survive_restart_on_the_same_data_dir(cache_dir: Path, tmp_
 
 
 async def test_in_memory_tables_do_not_survive_restart(cache_dir: Path) -> None:
-    server = DynamoDBLocal(cache_dir)
+    server = EmbeddedDynamoDB(cache_dir)
     await asyncio.to_thread(server.start)
     try:
         await create_table(server.endpoint_url, "ephemeral")
@@ -165,7 +169,7 @@ async def test_in_memory_tables_do_not_survive_restart(cache_dir: Path) -> None:
 
 
 def test_context_manager_starts_and_stops(cache_dir: Path) -> None:
-    with DynamoDBLocal(cache_dir, startup_timeout=60) as server:
+    with EmbeddedDynamoDB(cache_dir, startup_timeout=60) as server:
         port = port_of(server.endpoint_url)
         assert server.running
         assert accepts_connections(port)
@@ -177,7 +181,7 @@ def test_explicit_port_is_used(cache_dir: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    server = DynamoDBLocal(cache_dir, port=port)
+    server = EmbeddedDynamoDB(cache_dir, port=port)
     assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
     with server:
         assert accepts_connections(port)
@@ -185,8 +189,8 @@ def test_explicit_port_is_used(cache_dir: Path) -> None:
 
 
 def test_endpoint_url_before_start_needs_a_port(cache_dir: Path) -> None:
-    with pytest.raises(EmbeddedError, match="call start"):
-        _ = DynamoDBLocal(cache_dir).endpoint_url
+    with pytest.raises(EmbeddedDynamoDBError, match="call start"):
+        _ = EmbeddedDynamoDB(cache_dir).endpoint_url
 
 
 def test_explicit_port_in_use_is_reported(cache_dir: Path) -> None:
@@ -194,9 +198,9 @@ def test_explicit_port_in_use_is_reported(cache_dir: Path) -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = int(listener.getsockname()[1])
-        server = DynamoDBLocal(cache_dir, port=port)
+        server = EmbeddedDynamoDB(cache_dir, port=port)
 
-        with pytest.raises(EmbeddedError, match=f"port {port} is already in use"):
+        with pytest.raises(EmbeddedDynamoDBError, match=f"port {port} is already in use"):
             server.start()
         assert not server.running
 
@@ -207,8 +211,8 @@ def test_missing_java_says_how_to_install_it(
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
 
-    with pytest.raises(EmbeddedError, match=r"apt-get install openjdk-17-jre-headless"):
-        DynamoDBLocal(cache_dir).start()
+    with pytest.raises(EmbeddedDynamoDBError, match=r"apt-get install openjdk-17-jre-headless"):
+        EmbeddedDynamoDB(cache_dir).start()
 
 
 def test_early_exit_reports_the_log_tail(
@@ -216,9 +220,9 @@ def test_early_exit_reports_the_log_tail(
 ) -> None:
     java_home = fake_java_home(tmp_path / "jdk", 'echo "fake java cannot start: $*"\nexit 3\n')
     monkeypatch.setenv("JAVA_HOME", str(java_home))
-    server = DynamoDBLocal(cache_dir, data_dir=tmp_path / "data")
+    server = EmbeddedDynamoDB(cache_dir, data_dir=tmp_path / "data")
 
-    with pytest.raises(EmbeddedError, match="exited with code 3") as info:
+    with pytest.raises(EmbeddedDynamoDBError, match="exited with code 3") as info:
         server.start()
 
     assert "fake java cannot start: -Djava.library.path=" in str(info.value)
@@ -234,10 +238,10 @@ def test_silent_server_times_out_and_is_stopped(
         tmp_path / "jdk", f'echo $$ > "{pid_file}"\necho "still warming up"\nexec sleep 60\n'
     )
     monkeypatch.setenv("JAVA_HOME", str(java_home))
-    server = DynamoDBLocal(cache_dir, data_dir=tmp_path / "data", startup_timeout=1.0)
+    server = EmbeddedDynamoDB(cache_dir, data_dir=tmp_path / "data", startup_timeout=1.0)
 
     started = time.monotonic()
-    with pytest.raises(EmbeddedError, match=r"did not answer .* within 1 s") as info:
+    with pytest.raises(EmbeddedDynamoDBError, match=r"did not answer .* within 1 s") as info:
         server.start()
 
     assert time.monotonic() - started < 15
@@ -250,8 +254,8 @@ def test_silent_server_times_out_and_is_stopped(
 def test_server_left_running_is_stopped_at_interpreter_exit(cache_dir: Path) -> None:
     program = (
         "import pathlib, sys\n"
-        "from leaderboard.embedded import DynamoDBLocal\n"
-        "server = DynamoDBLocal(pathlib.Path(sys.argv[1]))\n"
+        "from leaderboard.embedded_dynamodb import EmbeddedDynamoDB\n"
+        "server = EmbeddedDynamoDB(pathlib.Path(sys.argv[1]))\n"
         "server.start()\n"
         "print(server.endpoint_url)\n"
     )
