@@ -13,7 +13,7 @@ from datetime import datetime
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import SCORE, ScoreItem, best_score, sort_values
-from dynamo.table import Db, Item, batch_get, parse
+from dynamo.table import Db, Item, get_items
 
 __all__ = ["ENTRY_GUARD", "EntryItem", "as_score", "current_entries", "guard_for"]
 
@@ -72,6 +72,7 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
     """
     if len(pairs) == 1:
         return [await best_score(db, *pairs[0])]
-    keys = [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
-    found = await batch_get(db, keys)
-    return [as_score(parse(EntryItem, found[k])) if k in found else None for k in keys]
+    guards = await get_items(
+        db, EntryItem, [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
+    )
+    return [as_score(guard) if guard is not None else None for guard in guards]

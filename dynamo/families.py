@@ -26,7 +26,7 @@ from dynamo.leaderboards import (
     check_new_board,
 )
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, batch_get, batch_get_immutable, parse
+from dynamo.table import Db, Item, batch_get, get_items
 
 __all__ = [
     "FAMILY",
@@ -216,5 +216,4 @@ async def get_families(db: Db, family_ids: Sequence[str]) -> list[FamilyItem | N
     """Family definitions by id, in order, None where missing. A definition never changes, so
     it is read once per process (BatchGetItem) and then served from memory."""
     keys = [FAMILY.key(family_id=f) for f in family_ids]
-    found = await batch_get_immutable(db, keys)
-    return [parse(FamilyItem, found[k]) if k in found else None for k in keys]
+    return await get_items(db, FamilyItem, keys, immutable=True)

@@ -10,7 +10,7 @@ from enum import StrEnum
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, batch_get, parse
+from dynamo.table import Db, Item, get_items
 
 __all__ = [
     "FAMILY_BOARD_ID",
@@ -101,9 +101,7 @@ async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None
 
 async def get_leaderboards(db: Db, ids: Sequence[str]) -> list[LeaderboardItem | None]:
     """AP9 batched: one result per id, in order, None where missing."""
-    keys = [LEADERBOARD.key(leaderboard_id=i) for i in ids]
-    found = await batch_get(db, keys)
-    return [parse(LeaderboardItem, found[k]) if k in found else None for k in keys]
+    return await get_items(db, LeaderboardItem, [LEADERBOARD.key(leaderboard_id=i) for i in ids])
 
 
 def check_new_board(board: LeaderboardItem) -> None:

@@ -19,7 +19,7 @@ from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.keys import Entity
 from dynamo.outcomes import watching
 from dynamo.resilience import outcome_unknown
-from dynamo.table import GSI1, Db, Item, Key, batch_get, parse, serialize
+from dynamo.table import GSI1, Db, Item, Key, get_items, parse, serialize
 
 __all__ = [
     "EMAIL_CLAIM",
@@ -65,9 +65,7 @@ async def get_player(db: Db, player_id: str) -> PlayerItem | None:
 
 async def get_players(db: Db, player_ids: Sequence[str]) -> list[PlayerItem | None]:
     """AP1 batched: one result per id, in order, None where missing."""
-    keys = [PLAYER.key(player_id=p) for p in player_ids]
-    found = await batch_get(db, keys)
-    return [parse(PlayerItem, found[k]) if k in found else None for k in keys]
+    return await get_items(db, PlayerItem, [PLAYER.key(player_id=p) for p in player_ids])
 
 
 async def get_player_by_email(db: Db, email: str, legacy: str | None = None) -> PlayerItem | None:

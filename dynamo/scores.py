@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from dynamo.cursors import CursorShape
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder
-from dynamo.table import GSI1, Db, Item, Page, parse, query_page, serialize
+from dynamo.table import GSI1, Db, Item, Page, parse, query_page, range_page, serialize
 
 __all__ = [
     "SCORE",
@@ -88,16 +88,8 @@ def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
 
 async def top_scores(db: Db, leaderboard_id: str, first: int, after: str | None) -> Page[ScoreItem]:
     """AP3: the board's SCORE# range read descending, best first."""
-    pk = SCORE.pk.fill(leaderboard_id=leaderboard_id)
-    prefix = SCORE.sk.prefix
-    return await query_page(
-        db,
-        ScoreItem,
-        key_condition="pk = :pk AND begins_with(sk, :prefix)",
-        values={":pk": pk, ":prefix": prefix},
-        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
-        first=first,
-        after=after,
+    return await range_page(
+        db, ScoreItem, SCORE.pk.fill(leaderboard_id=leaderboard_id), SCORE.sk.prefix, first, after
     )
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from dynamo.cursors import CursorShape
 from dynamo.keys import Entity
-from dynamo.table import GSI2, Db, Item, Page, batch_get, parse, query_page
+from dynamo.table import GSI2, Db, Item, Page, get_items, query_page, range_page
 
 __all__ = [
     "SESSION",
@@ -45,25 +45,17 @@ class SessionItem(Item):
 
 async def get_sessions(db: Db, keys: Sequence[tuple[str, str]]) -> list[SessionItem | None]:
     """AP8 batched over (playerId, sessionId) pairs: one result per pair, None where missing."""
-    table_keys = [SESSION.key(player_id=p, session_id=s) for p, s in keys]
-    found = await batch_get(db, table_keys)
-    return [parse(SessionItem, found[k]) if k in found else None for k in table_keys]
+    return await get_items(
+        db, SessionItem, [SESSION.key(player_id=p, session_id=s) for p, s in keys]
+    )
 
 
 async def player_sessions(
     db: Db, player_id: str, first: int, after: str | None
 ) -> Page[SessionItem]:
     """AP6: the player's sessions, newest first."""
-    pk = SESSION.pk.fill(player_id=player_id)
-    prefix = SESSION.sk.prefix
-    return await query_page(
-        db,
-        SessionItem,
-        key_condition="pk = :pk AND begins_with(sk, :prefix)",
-        values={":pk": pk, ":prefix": prefix},
-        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
-        first=first,
-        after=after,
+    return await range_page(
+        db, SessionItem, SESSION.pk.fill(player_id=player_id), SESSION.sk.prefix, first, after
     )
 
 

@@ -34,9 +34,11 @@ __all__ = [
     "batch_get",
     "batch_get_immutable",
     "create_table",
+    "get_items",
     "now",
     "query_items",
     "query_page",
+    "range_page",
     "serialize",
 ]
 
@@ -199,6 +201,15 @@ async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) ->
     return found
 
 
+async def get_items(
+    db: Db, model: type[M], keys: Sequence[Key], *, immutable: bool = False
+) -> list[M | None]:
+    """The items of ``keys`` as ``model``, one result per key, in order, None where missing
+    (through :func:`batch_get`, or :func:`batch_get_immutable` for items that never change)."""
+    found = await (batch_get_immutable(db, keys) if immutable else batch_get(db, keys))
+    return [parse(model, found[k]) if k in found else None for k in keys]
+
+
 async def batch_get_immutable(db: Db, keys: Sequence[Key]) -> dict[Key, Any]:
     """batch_get for items that never change: each is read from the table once per process."""
     found = {k: raw for k in keys if (raw := db.immutable.get(k)) is not None}
@@ -259,6 +270,22 @@ async def query_items(
             break
         kwargs["ExclusiveStartKey"] = last
     return items
+
+
+async def range_page(
+    db: Db, model: type[M], pk: str, prefix: str, first: int, after: str | None
+) -> Page[M]:
+    """One page of the items of partition ``pk`` whose sort key begins with ``prefix``, read
+    descending (newest or best first)."""
+    return await query_page(
+        db,
+        model,
+        key_condition="pk = :pk AND begins_with(sk, :prefix)",
+        values={":pk": pk, ":prefix": prefix},
+        cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
+        first=first,
+        after=after,
+    )
 
 
 async def query_page(
