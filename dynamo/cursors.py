@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 
 __all__ = ["CursorCodec", "CursorShape"]
 
@@ -60,7 +60,9 @@ class CursorCodec:
     def decode(self, cursor: str, shape: CursorShape) -> dict[str, str]:
         """The key inside ``cursor``, which must have exactly the attributes of ``shape``."""
         invalid = LeaderboardError(
-            ErrorCode.INVALID_CURSOR, "the cursor is malformed or not from this list", "after"
+            ErrorCode.INVALID_CURSOR,
+            "the cursor is malformed or not from this list",
+            Subject.CURSOR,
         )
         if len(cursor) > _MAX_CURSOR or cursor.count(".") != 1:
             raise invalid

@@ -22,7 +22,7 @@ import unicodedata
 
 import idna
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 
 __all__ = ["MAX_EMAIL", "legacy_email", "normalize_email"]
 
@@ -31,24 +31,24 @@ MAX_EMAIL = 254
 _EMAIL = re.compile(r"[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+")
 
 
-def normalize_email(value: str, field: str = "email") -> str:
+def normalize_email(value: str) -> str:
     """The address's one stored form; INVALID_EMAIL for anything that is not an address."""
     if not _is_utf8(value):
-        raise _invalid(field)
+        raise _invalid()
     visible = "".join(c for c in value if unicodedata.category(c) != "Cf")
     text = unicodedata.normalize("NFKC", visible).strip()
     local, at, domain = text.rpartition("@")
     if not at or not local:
-        raise _invalid(field)
+        raise _invalid()
     local = _fold(local)
     try:
         mapped = idna.uts46_remap(domain, std3_rules=True, transitional=False)
         ascii_domain = idna.encode(mapped.removesuffix("."), uts46=False).decode("ascii")
     except (idna.IDNAError, UnicodeError, ValueError):
-        raise _invalid(field) from None
+        raise _invalid() from None
     email = f"{local}@{ascii_domain}"
     if len(email) > MAX_EMAIL or not _EMAIL.fullmatch(email):
-        raise _invalid(field)
+        raise _invalid()
     return email
 
 
@@ -72,8 +72,8 @@ def legacy_email(value: str) -> str | None:
     return email
 
 
-def _invalid(field: str) -> LeaderboardError:
-    return LeaderboardError(ErrorCode.INVALID_EMAIL, "email is not a valid address", field)
+def _invalid() -> LeaderboardError:
+    return LeaderboardError(ErrorCode.INVALID_EMAIL, "email is not a valid address", Subject.EMAIL)
 
 
 def _is_utf8(text: str) -> bool:

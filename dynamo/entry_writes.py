@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from dynamo.entries import ENTRY_GUARD, EntryItem, guard_for
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
 from dynamo.table import serialize
@@ -88,7 +88,7 @@ def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
     return LeaderboardError(
         ErrorCode.SCORE_OUT_OF_RANGE,
         f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.max_score}",
-        "score",
+        Subject.SCORE,
     )
 
 

@@ -1,10 +1,11 @@
-"""The one error type of the service: a machine-readable code, a message and the field at fault."""
+"""The one error type of the service: a machine-readable code, a message in the domain's terms
+and, when it is about one of an operation's inputs, which one (its subject)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ErrorCode", "LeaderboardError"]
+__all__ = ["ErrorCode", "LeaderboardError", "Subject"]
 
 
 class ErrorCode(StrEnum):
@@ -47,14 +48,32 @@ class ErrorCode(StrEnum):
     """Anything unexpected; the log has the details under the request's id."""
 
 
+class Subject(StrEnum):
+    """The input of an operation that a domain error is about. The API layer, which knows how
+    each operation's inputs are named, turns it into the name of the field at fault."""
+
+    PLAYER = "player"
+    """The player the operation names, or the id of a new player."""
+    EMAIL = "email"
+    LEADERBOARD = "leaderboard"
+    """A board the operation names, or the id of a new board."""
+    FAMILY = "family"
+    """A leaderboard family the operation names, or the id of a new family."""
+    SCORE = "score"
+    SUBMISSION = "submission"
+    """The id that makes a play idempotent."""
+    CURSOR = "cursor"
+    """Where a page starts."""
+
+
 class LeaderboardError(Exception):
     """A client-visible failure. Raised anywhere below the GraphQL layer, mapped there."""
 
-    def __init__(self, code: ErrorCode, message: str, field: str | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, subject: Subject | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.field = field
+        self.subject = subject
 
     def __repr__(self) -> str:
-        return f"LeaderboardError({self.code.value!r}, {self.message!r}, field={self.field!r})"
+        return f"{type(self).__name__}({self.code.value!r}, {self.message!r}, {self.subject!r})"

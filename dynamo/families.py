@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
 from dynamo.leaderboards import (
     LEADERBOARD,
@@ -23,7 +23,6 @@ from dynamo.leaderboards import (
     Operator,
     Period,
     SortOrder,
-    check_new_board,
 )
 from dynamo.put_new import put_new
 from dynamo.table import Db, Item, batch_get, get_items
@@ -31,9 +30,9 @@ from dynamo.table import Db, Item, batch_get, get_items
 __all__ = [
     "FAMILY",
     "MAX_FAMILY_ID",
+    "MAX_RETENTION_DAYS",
     "FamilyItem",
     "PeriodWindow",
-    "check_new_family",
     "concrete_board",
     "create_family",
     "get_families",
@@ -44,6 +43,8 @@ __all__ = [
 FAMILY = Entity.declare("Leaderboard family", pk="FAMILY#{family_id}", sk="#METADATA")
 
 MAX_SEASON_DAYS = 3650
+MAX_RETENTION_DAYS = 3650
+"""How long a family's boards are kept after they end, at most."""
 MAX_FAMILY_ID = 40
 """Leaves room for the period suffix within the 64 characters of a board id."""
 
@@ -126,53 +127,6 @@ def concrete_board(
     )
 
 
-def check_new_family(family: FamilyItem) -> None:
-    """Reject a definition that could not produce valid boards."""
-    if len(family.family_id) > MAX_FAMILY_ID:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ID, f"a family id has at most {MAX_FAMILY_ID} characters", "id"
-        )
-    if family.period is Period.GLOBAL:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT, "a family is DAILY, WEEKLY or SEASON", "period"
-        )
-    try:
-        if len(family.timezone) > 64:
-            raise ValueError(family.timezone)
-        ZoneInfo(family.timezone)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT, f"unknown time zone {family.timezone!r}", "timezone"
-        ) from None
-    if family.period is Period.SEASON and (
-        family.season_start is None or not family.season_days or family.season_days < 1
-    ):
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            "a SEASON family needs seasonStart and seasonDays (at least 1)",
-            "seasonDays",
-        )
-    if family.season_days is not None and not 1 <= family.season_days <= MAX_SEASON_DAYS:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"seasonDays must be between 1 and {MAX_SEASON_DAYS}",
-            "seasonDays",
-        )
-    if not 0 <= family.retention_days <= 3650:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT, "retentionDays must be between 0 and 3650", "retentionDays"
-        )
-    check_new_board(
-        LeaderboardItem(
-            leaderboard_id=family.family_id,
-            name=family.name,
-            period=family.period,
-            score_width=family.score_width,
-            created_at=family.created_at,
-        )
-    )
-
-
 def nearby_board_ids(family: FamilyItem, at: datetime) -> list[str]:
     """The ids of the family's boards of the periods before, at and after ``at`` (of its first
     two seasons before its first season starts)."""
@@ -192,7 +146,6 @@ def nearby_board_ids(family: FamilyItem, at: datetime) -> list[str]:
 async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
     """Write a new family, unless boards already hold the ids of its previous, current or
     next period (boards written before those ids were reserved): one BatchGetItem checks."""
-    check_new_family(family)
     nearby = nearby_board_ids(family, family.created_at)
     found = await batch_get(
         db, [LEADERBOARD.key(leaderboard_id=b) for b in nearby], consistent=True
@@ -203,11 +156,13 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
             ErrorCode.LEADERBOARD_EXISTS,
             f"boards with this family's ids already exist ({', '.join(taken)}); "
             "choose another family id",
-            "id",
+            Subject.FAMILY,
         )
     if not await put_new(db, FAMILY.item(family), f"family {family.family_id!r}"):
         raise LeaderboardError(
-            ErrorCode.LEADERBOARD_EXISTS, f"family {family.family_id!r} already exists", "id"
+            ErrorCode.LEADERBOARD_EXISTS,
+            f"family {family.family_id!r} already exists",
+            Subject.FAMILY,
         )
     return family
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
 from dynamo.table import Db, Item, get_items
@@ -20,11 +20,11 @@ __all__ = [
     "Operator",
     "Period",
     "SortOrder",
-    "check_new_board",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
     "is_family_board_id",
+    "reserved_id_message",
 ]
 
 LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", sk="#METADATA")
@@ -104,18 +104,13 @@ async def get_leaderboards(db: Db, ids: Sequence[str]) -> list[LeaderboardItem |
     return await get_items(db, LeaderboardItem, [LEADERBOARD.key(leaderboard_id=i) for i in ids])
 
 
-def check_new_board(board: LeaderboardItem) -> None:
-    """Reject a board definition that could not hold scores correctly."""
-    if not 1 <= board.score_width <= MAX_SCORE_WIDTH:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"scoreWidth must be between 1 and {MAX_SCORE_WIDTH}",
-            "scoreWidth",
-        )
-    if board.starts_at and board.ends_at and board.ends_at <= board.starts_at:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT, "endsAt must be after startsAt", "endsAt"
-        )
+def reserved_id_message(leaderboard_id: str) -> str:
+    """Why a board may not be created with an id of the form of a family's boards."""
+    return (
+        f"id {leaderboard_id!r} has the form <family>.daily.<date>, "
+        "<family>.weekly.<year>-W<week> or <family>.season.<n>, which is reserved for "
+        "the boards of leaderboard families"
+    )
 
 
 async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
@@ -123,17 +118,12 @@ async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
     the form of a family's boards are reserved for the families."""
     if is_family_board_id(board.leaderboard_id):
         raise LeaderboardError(
-            ErrorCode.INVALID_ID,
-            f"id {board.leaderboard_id!r} has the form <family>.daily.<date>, "
-            "<family>.weekly.<year>-W<week> or <family>.season.<n>, which is reserved for "
-            "the boards of leaderboard families",
-            "id",
+            ErrorCode.INVALID_ID, reserved_id_message(board.leaderboard_id), Subject.LEADERBOARD
         )
-    check_new_board(board)
     if not await put_new(db, LEADERBOARD.item(board), f"leaderboard {board.leaderboard_id!r}"):
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_EXISTS,
             f"leaderboard {board.leaderboard_id!r} already exists",
-            "id",
+            Subject.LEADERBOARD,
         )
     return board

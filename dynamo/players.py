@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
 from dynamo.outcomes import watching
 from dynamo.resilience import outcome_unknown
@@ -146,9 +146,11 @@ def _raise_for_cancellation(error: ClientError, player: PlayerItem) -> None:
     codes = [r.get("Code") for r in reasons]
     if codes and codes[0] == "ConditionalCheckFailed":
         raise LeaderboardError(
-            ErrorCode.PLAYER_EXISTS, f"player {player.player_id!r} already exists", "id"
+            ErrorCode.PLAYER_EXISTS,
+            f"player {player.player_id!r} already exists",
+            Subject.PLAYER,
         ) from None
     if "ConditionalCheckFailed" in codes[1:]:
         raise LeaderboardError(
-            ErrorCode.EMAIL_TAKEN, "that email belongs to another player", "email"
+            ErrorCode.EMAIL_TAKEN, "that email belongs to another player", Subject.EMAIL
         ) from None

@@ -1,13 +1,11 @@
-"""A play as submitted, its validation, and what recording it produced."""
+"""A play as submitted, and what recording it produced."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
-from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.ids import validate_id, validate_submission_id
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
@@ -18,7 +16,6 @@ __all__ = [
     "BoardResult",
     "Submission",
     "SubmitResult",
-    "validated",
 ]
 
 MAX_DURATION_SEC = 2_147_483_647
@@ -76,33 +73,3 @@ def play_session(
         leaderboard_ids=list(leaderboard_ids),
         submission_id=sub.submission_id,
     )
-
-
-def validated(sub: Submission) -> Submission:
-    validate_id(sub.player_id, "playerId")
-    validate_id(sub.game_id, "gameId")
-    for board_id in sub.leaderboard_ids:
-        validate_id(board_id, "leaderboardIds")
-    for family_id in sub.family_ids:
-        validate_id(family_id, "familyIds")
-    if not sub.leaderboard_ids and not sub.family_ids:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT, "name at least one leaderboard or family", "leaderboardIds"
-        )
-    if len(sub.leaderboard_ids) + len(sub.family_ids) > MAX_TARGETS:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"a play enters at most {MAX_TARGETS} boards",
-            "leaderboardIds",
-        )
-    if sub.score < 0:
-        raise LeaderboardError(ErrorCode.SCORE_OUT_OF_RANGE, "score must not be negative", "score")
-    if sub.duration_sec is not None and not 0 <= sub.duration_sec <= MAX_DURATION_SEC:
-        raise LeaderboardError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"durationSec must be between 0 and {MAX_DURATION_SEC}",
-            "durationSec",
-        )
-    if sub.submission_id is None:
-        return sub
-    return replace(sub, submission_id=validate_submission_id(sub.submission_id))

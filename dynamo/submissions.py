@@ -13,7 +13,7 @@ import json
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
 from dynamo.plays import BoardResult, Submission, SubmitResult, play_session
 from dynamo.scores import ScoreItem
@@ -111,7 +111,7 @@ def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResu
         raise LeaderboardError(
             ErrorCode.SUBMISSION_ID_REUSED,
             "this submissionId was already used for a different submission",
-            "submissionId",
+            Subject.SUBMISSION,
         )
     session = play_session(
         sub, record.session_id, record.played_at, [e.leaderboard_id for e in record.entries]

@@ -27,13 +27,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.entries import ENTRY_GUARD, EntryItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
 from dynamo.outcomes import watching
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER, PlayerItem
-from dynamo.plays import BoardResult, Submission, SubmitResult, play_session, validated
+from dynamo.plays import BoardResult, Submission, SubmitResult, play_session
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SESSION
 from dynamo.submissions import SUBMISSION, SubmissionRecord, fingerprint, record_of, replay
@@ -71,7 +71,9 @@ class _Retry(Exception):
 async def submit_score(
     db: Db, sub: Submission, *, clock: Callable[[], datetime] = now
 ) -> SubmitResult:
-    """Record one play. Raises LeaderboardError for anything the caller got wrong, and for a
+    """Record one play, whose ids and numbers are valid (resolvers/inputs.py checks a client's).
+    Raises LeaderboardError for what the table refuses (an unknown player or board, a closed
+    board, a score past what the entry or the player's totals carry), and for a
     database that failed (BACKEND_UNAVAILABLE, or OUTCOME_UNKNOWN when the play may have been
     recorded all the same)."""
     try:
@@ -83,7 +85,6 @@ async def submit_score(
 
 
 async def _submit(db: Db, sub: Submission, clock: Callable[[], datetime]) -> SubmitResult:
-    sub = validated(sub)
     families = await get_families(db, sub.family_ids) if sub.family_ids else []
     digest = fingerprint(
         player_id=sub.player_id,
@@ -121,14 +122,16 @@ def _targets(sub: Submission, families: Sequence[FamilyItem | None], at: datetim
     for family_id, family in zip(sub.family_ids, families, strict=True):
         if family is None:
             raise LeaderboardError(
-                ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard family {family_id!r}", "familyIds"
+                ErrorCode.LEADERBOARD_NOT_FOUND,
+                f"no leaderboard family {family_id!r}",
+                Subject.FAMILY,
             )
         window = period_window(family, at)
         if window is None:
             raise LeaderboardError(
                 ErrorCode.LEADERBOARD_CLOSED,
                 f"family {family_id!r} has no period open at this time",
-                "familyIds",
+                Subject.FAMILY,
             )
         targets.setdefault(
             window.leaderboard_id,
@@ -158,7 +161,7 @@ async def _attempt(
         return replay(parse(SubmissionRecord, found[rkey]), sub, digest)
     if pkey not in found:
         raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
+            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", Subject.PLAYER
         )
     _check_totals(parse(PlayerItem, found[pkey]), sub)
     changes = [_decide(found, sub, t, session_id, at) for t in targets]
@@ -233,13 +236,13 @@ def _decide(
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_NOT_FOUND,
             f"no leaderboard {target.leaderboard_id!r}",
-            "leaderboardIds",
+            Subject.LEADERBOARD,
         )
     if not board.is_open(at):
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_CLOSED,
             f"leaderboard {board.leaderboard_id!r} is not open at this time",
-            "leaderboardIds",
+            Subject.LEADERBOARD,
         )
     old = parse(EntryItem, found[ekey]) if ekey in found else None
     return entry_change(
@@ -255,7 +258,7 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
             ErrorCode.LEADERBOARD_EXISTS,
             f"the board {board.leaderboard_id!r} of family {target.template.family_id!r} is "
             "held by a board that does not belong to the family; nothing was recorded",
-            "familyIds",
+            Subject.FAMILY,
         )
     if (
         target.template is None
@@ -266,7 +269,7 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
             ErrorCode.INVALID_ID,
             f"leaderboard {board.leaderboard_id!r} has an id of the form reserved for the "
             "boards of leaderboard families but belongs to no family; nothing was recorded",
-            "leaderboardIds",
+            Subject.LEADERBOARD,
         )
 
 
@@ -283,7 +286,7 @@ def _totals_out_of_range(sub: Submission) -> LeaderboardError:
         ErrorCode.SCORE_OUT_OF_RANGE,
         f"this play would take player {sub.player_id!r} past the largest lifetimeScore "
         f"({MAX_LIFETIME_SCORE}) or gamesPlayed ({MAX_GAMES_PLAYED}); nothing was recorded",
-        "score",
+        Subject.SCORE,
     )
 
 
@@ -349,11 +352,13 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submissio
         if player is not None and player.get("Item"):
             raise _totals_out_of_range(sub) from None
         raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", "playerId"
+            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", Subject.PLAYER
         ) from None
     if ("board", "ConditionalCheckFailed") in failed:
         raise LeaderboardError(
-            ErrorCode.LEADERBOARD_NOT_FOUND, "a leaderboard of this play is gone", "leaderboardIds"
+            ErrorCode.LEADERBOARD_NOT_FOUND,
+            "a leaderboard of this play is gone",
+            Subject.LEADERBOARD,
         ) from None
     if all(code in _RACED | _THROTTLED for _, code in failed):
         raise _Retry(throttled=any(code in _THROTTLED for _, code in failed)) from None

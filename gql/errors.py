@@ -15,6 +15,7 @@ from dynamo.errors import LeaderboardError
 from dynamo.resilience import is_backend_failure, unavailable
 from gql.enums import ErrorCode
 from resolvers.context import Context
+from resolvers.inputs import FieldError
 
 __all__ = ["ErrorCodes", "UserError", "classify", "coded", "log_unexpected", "user_errors"]
 
@@ -37,7 +38,7 @@ class UserError:
 
 
 def user_errors(error: LeaderboardError) -> list[UserError]:
-    return [UserError(code=error.code, message=error.message, field=error.field)]
+    return [UserError(code=error.code, message=error.message, field=_field(error))]
 
 
 def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:
@@ -48,14 +49,20 @@ def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:
 def coded(error: LeaderboardError, source: GraphQLError | None = None) -> GraphQLError:
     """The GraphQL error for a domain error: its message, code and field."""
     extensions: dict[str, object] = {"code": error.code.value}
-    if error.field:
-        extensions["field"] = error.field
+    field = _field(error)
+    if field:
+        extensions["field"] = field
     return GraphQLError(
         error.message,
         source.nodes if source else None,
         path=source.path if source else None,
         extensions=extensions,
     )
+
+
+def _field(error: LeaderboardError) -> str | None:
+    """The field at fault: known only for input refused where the arguments are cleaned."""
+    return error.field if isinstance(error, FieldError) else None
 
 
 def _classify(error: GraphQLError, request_id: str) -> GraphQLError:

@@ -5,10 +5,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from dynamo import families
+from dynamo.errors import Subject
 from dynamo.families import FamilyItem, concrete_board, period_window
-from dynamo.ids import validate_id, validate_instant, validate_name
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from resolvers.context import Context
+from resolvers.inputs import (
+    check_board_shape,
+    check_family_shape,
+    clean_id,
+    clean_instant,
+    clean_name,
+    naming,
+)
 
 __all__ = [
     "create_family",
@@ -20,7 +28,7 @@ __all__ = [
 
 
 async def resolve_family(ctx: Context, family_id: str) -> FamilyItem | None:
-    return (await families.get_families(ctx.db, [validate_id(family_id, "id")]))[0]
+    return (await families.get_families(ctx.db, [clean_id(family_id, "id")]))[0]
 
 
 async def resolve_family_board(
@@ -28,7 +36,7 @@ async def resolve_family_board(
 ) -> LeaderboardItem | None:
     """The family's board of the period containing ``at``; None if that period had no play
     (or its board has expired)."""
-    window = period_window(family, validate_instant(at, "at"))
+    window = period_window(family, clean_instant(at, "at"))
     if window is None:
         return None
     return _owned(family, await ctx.loaders.leaderboard.load(window.leaderboard_id))
@@ -72,16 +80,26 @@ async def create_family(
     retention_days: int,
 ) -> FamilyItem:
     family = FamilyItem(
-        family_id=validate_id(family_id, "id"),
-        name=validate_name(name),
+        family_id=clean_id(family_id, "id"),
+        name=clean_name(name),
         period=period,
         timezone=timezone,
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
-        season_start=validate_instant(season_start, "seasonStart") if season_start else None,
+        season_start=clean_instant(season_start, "seasonStart") if season_start else None,
         season_days=season_days,
         retention_days=retention_days,
         created_at=ctx.clock(),
     )
-    return await families.create_family(ctx.db, family)
+    check_family_shape(
+        family.family_id,
+        family.period,
+        family.timezone,
+        family.season_start,
+        family.season_days,
+        family.retention_days,
+    )
+    check_board_shape(family.score_width)
+    with naming({Subject.FAMILY: "id"}):
+        return await families.create_family(ctx.db, family)

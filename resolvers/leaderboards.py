@@ -7,13 +7,30 @@ from collections.abc import Awaitable, Sequence
 from datetime import datetime
 
 from dynamo import leaderboards, ranks, scores
-from dynamo.ids import validate_id, validate_instant, validate_name
-from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
+from dynamo.errors import ErrorCode, Subject
+from dynamo.leaderboards import (
+    LeaderboardItem,
+    Operator,
+    Period,
+    SortOrder,
+    is_family_board_id,
+    reserved_id_message,
+)
 from dynamo.scores import ScoreItem
 from dynamo.table import Page
 from resolvers.context import Context
+from resolvers.inputs import (
+    PAGE,
+    FieldError,
+    check_board_shape,
+    clean_id,
+    clean_id_list,
+    clean_instant,
+    clean_name,
+    naming,
+    page_size,
+)
 from resolvers.loaders import RankInfo
-from resolvers.pagination import check_id_list, page_size
 from resolvers.ranks import WindowRanks, check_window_size
 
 __all__ = [
@@ -28,7 +45,7 @@ __all__ = [
 
 
 async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardItem | None:
-    return await ctx.loaders.leaderboard.load(validate_id(leaderboard_id, "id"))
+    return await ctx.loaders.leaderboard.load(clean_id(leaderboard_id, "id"))
 
 
 async def resolve_top_scores(
@@ -43,7 +60,9 @@ async def resolve_top_scores(
     """A page of the board, best first, with the ranks of its entries (computed on demand,
     or before returning ``with_ranks``; the entries' players are read before returning
     ``with_players``)."""
-    page = await scores.top_scores(ctx.db, leaderboard_id, page_size(first), after)
+    size = page_size(first)
+    with naming(PAGE):
+        page = await scores.top_scores(ctx.db, leaderboard_id, size, after)
     for entry in page.items:
         ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
@@ -63,7 +82,7 @@ async def load_players(ctx: Context, entries: Sequence[ScoreItem]) -> None:
 
 
 async def resolve_rank_of(ctx: Context, leaderboard_id: str, player_id: str) -> RankInfo | None:
-    return await ctx.loaders.rank.load((validate_id(player_id, "playerId"), leaderboard_id))
+    return await ctx.loaders.rank.load((clean_id(player_id, "playerId"), leaderboard_id))
 
 
 async def resolve_ranks_of(
@@ -71,7 +90,7 @@ async def resolve_ranks_of(
 ) -> list[RankInfo]:
     """The entries of the given players (a friends board), best first; players without an
     entry are left out."""
-    ids = check_id_list(player_ids, "playerIds")
+    ids = clean_id_list(player_ids, "playerIds")
     found = await ctx.loaders.rank.load_many([(p, leaderboard_id) for p in ids])
     entries = [r for r in found if r is not None]
     return sorted(entries, key=lambda r: (r.rank, r.attained_at, r.player_id))
@@ -90,7 +109,7 @@ async def resolve_around(
     None when the player has no entry on the board. ``with_players``: the entries' players
     are read before returning."""
     check_window_size(before, after)
-    key = (validate_id(player_id, "playerId"), leaderboard_id)
+    key = (clean_id(player_id, "playerId"), leaderboard_id)
     entry, board = (
         await ctx.loaders.entry.load(key),
         await ctx.loaders.leaderboard.load(leaderboard_id),
@@ -121,16 +140,20 @@ async def create_leaderboard(
     ends_at: datetime | None,
 ) -> LeaderboardItem:
     board = LeaderboardItem(
-        leaderboard_id=validate_id(leaderboard_id, "id"),
-        name=validate_name(name),
+        leaderboard_id=clean_id(leaderboard_id, "id"),
+        name=clean_name(name),
         period=period,
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
-        starts_at=validate_instant(starts_at, "startsAt") if starts_at else None,
-        ends_at=validate_instant(ends_at, "endsAt") if ends_at else None,
+        starts_at=clean_instant(starts_at, "startsAt") if starts_at else None,
+        ends_at=clean_instant(ends_at, "endsAt") if ends_at else None,
         created_at=ctx.clock(),
     )
-    await leaderboards.create_leaderboard(ctx.db, board)
+    if is_family_board_id(board.leaderboard_id):
+        raise FieldError(ErrorCode.INVALID_ID, reserved_id_message(board.leaderboard_id), "id")
+    check_board_shape(board.score_width, board.starts_at, board.ends_at)
+    with naming({Subject.LEADERBOARD: "id"}):
+        await leaderboards.create_leaderboard(ctx.db, board)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)
     return board

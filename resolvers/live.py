@@ -7,14 +7,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from dynamo import leaderboards, players, scores
-from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.ids import validate_id
+from dynamo.errors import ErrorCode
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.table import Db
 from resolvers.context import Context
-from resolvers.pagination import page_size
+from resolvers.inputs import FieldError, clean_id, page_size
 
 __all__ = ["watch_top"]
 
@@ -51,7 +50,7 @@ async def watch_top(
     ``Broker.shared``); each primes its own loaders with what was read, so that a push's
     ranks and players' names cost no further call."""
     size = page_size(first)
-    board_id = validate_id(leaderboard_id, "leaderboardId")
+    board_id = clean_id(leaderboard_id, "leaderboardId")
     db = ctx.db
     async with ctx.broker.listen(board_id) as changes:
         sent: list[tuple[str, int, str]] | None = None
@@ -60,7 +59,7 @@ async def watch_top(
                 board_id, ("top", size), lambda: _read_top(db, board_id, size)
             )
             if top.board is None:
-                raise LeaderboardError(
+                raise FieldError(
                     ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard {board_id!r}", "leaderboardId"
                 )
             ctx.loaders.leaderboard.prime(board_id, top.board)

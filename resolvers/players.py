@@ -8,14 +8,24 @@ from typing import Any
 
 from dynamo import players, scores, sessions
 from dynamo.emails import legacy_email
-from dynamo.ids import ID_PATTERN, new_session_id, validate_email, validate_id, validate_name
+from dynamo.errors import Subject
+from dynamo.ids import ID_PATTERN, new_session_id
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from dynamo.table import Page
 from resolvers.context import Context
+from resolvers.inputs import (
+    MAX_IDS,
+    PAGE,
+    clean_email,
+    clean_id,
+    clean_id_list,
+    clean_name,
+    naming,
+    page_size,
+)
 from resolvers.loaders import RankInfo
-from resolvers.pagination import MAX_IDS, check_id_list, page_size
 
 __all__ = [
     "AskedRanks",
@@ -58,7 +68,7 @@ async def resolve_player(
     players are never deleted, so the player exists and its item is not read. With the rank
     index in sync the request then reads nothing from the table. Without a rank, the player
     is read to tell an unknown id."""
-    player = validate_id(player_id, "id")
+    player = clean_id(player_id, "id")
     # Invalid board ids and oversized lists are left to their own fields to report.
     boards = list(dict.fromkeys(b for b in ranks.boards if ID_PATTERN.fullmatch(b)))
     if not 0 < len(boards) <= MAX_IDS:
@@ -81,14 +91,14 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
 
 async def resolve_players(ctx: Context, player_ids: list[str]) -> list[PlayerItem | None]:
     """Players by id, in the order asked, null where unknown: one batched read."""
-    ids = [validate_id(p, "ids") for p in player_ids]
-    check_id_list(ids, "ids")
+    ids = [clean_id(p, "ids") for p in player_ids]
+    clean_id_list(ids, "ids")
     return await ctx.loaders.player.load_many(ids)
 
 
 async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None:
     player = await players.get_player_by_email(
-        ctx.db, validate_email(email), legacy=legacy_email(email)
+        ctx.db, clean_email(email), legacy=legacy_email(email)
     )
     if player is not None:
         ctx.loaders.player.prime(player.player_id, player)
@@ -96,12 +106,12 @@ async def resolve_player_by_email(ctx: Context, email: str) -> PlayerItem | None
 
 
 async def resolve_entry(ctx: Context, player_id: str, leaderboard_id: str) -> ScoreItem | None:
-    key = (player_id, validate_id(leaderboard_id, "leaderboardId"))
+    key = (player_id, clean_id(leaderboard_id, "leaderboardId"))
     return await ctx.loaders.entry.load(key)
 
 
 async def resolve_rank(ctx: Context, player_id: str, leaderboard_id: str) -> RankInfo | None:
-    key = (validate_id(player_id, "playerId"), validate_id(leaderboard_id, "leaderboardId"))
+    key = (clean_id(player_id, "playerId"), clean_id(leaderboard_id, "leaderboardId"))
     return await ctx.loaders.rank.load(key)
 
 
@@ -109,33 +119,38 @@ async def resolve_ranks(
     ctx: Context, player_id: str, leaderboard_ids: list[str]
 ) -> list[RankInfo | None]:
     """The player's rank on each board, in the order asked; the lookups run concurrently."""
-    ids = [validate_id(b, "leaderboardIds") for b in leaderboard_ids]
-    check_id_list(ids, "leaderboardIds")
+    ids = [clean_id(b, "leaderboardIds") for b in leaderboard_ids]
+    clean_id_list(ids, "leaderboardIds")
     return await ctx.loaders.rank.load_many([(player_id, b) for b in ids])
 
 
 async def resolve_player_scores(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[ScoreItem]:
-    return await scores.player_scores(ctx.db, player_id, page_size(first), after)
+    size = page_size(first)
+    with naming(PAGE):
+        return await scores.player_scores(ctx.db, player_id, size, after)
 
 
 async def resolve_player_sessions(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[SessionItem]:
-    return await sessions.player_sessions(ctx.db, player_id, page_size(first), after)
+    size = page_size(first)
+    with naming(PAGE):
+        return await sessions.player_sessions(ctx.db, player_id, size, after)
 
 
 async def create_player(ctx: Context, player_id: str | None, name: str, email: str) -> PlayerItem:
     created = ctx.clock()
     player = PlayerItem(
-        player_id=validate_id(player_id, "id") if player_id is not None else _new_player_id(),
-        name=validate_name(name),
-        email=validate_email(email),
+        player_id=clean_id(player_id, "id") if player_id is not None else _new_player_id(),
+        name=clean_name(name),
+        email=clean_email(email),
         created_at=created,
         updated_at=created,
     )
-    await players.create_player(ctx.db, player, legacy_email=legacy_email(email))
+    with naming({Subject.PLAYER: "id", Subject.EMAIL: "email"}):
+        await players.create_player(ctx.db, player, legacy_email=legacy_email(email))
     ctx.loaders.player.prime(player.player_id, player)
     return player
 

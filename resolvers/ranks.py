@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.errors import ErrorCode
 from dynamo.scores import ScoreItem
 from resolvers.context import Context
+from resolvers.inputs import FieldError
 from resolvers.rank_source import RankInfo
 
 __all__ = [
@@ -97,6 +98,6 @@ async def resolve_ranked_entry(ctx: Context, info: RankInfo) -> ScoreItem:
 def check_window_size(before: int, after: int) -> None:
     for name, value in (("before", before), ("after", after)):
         if not 0 <= value <= MAX_AROUND:
-            raise LeaderboardError(
+            raise FieldError(
                 ErrorCode.INVALID_ARGUMENT, f"{name} must be between 0 and {MAX_AROUND}", name
             )

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from dynamo import sessions
-from dynamo.ids import validate_id, validate_session_id
 from dynamo.sessions import SessionItem
 from dynamo.table import Page
 from resolvers.context import Context
-from resolvers.pagination import page_size
+from resolvers.inputs import PAGE, clean_id, clean_session_id, naming, page_size
 
 __all__ = ["resolve_game_sessions", "resolve_session"]
 
 
 async def resolve_session(ctx: Context, player_id: str, session_id: str) -> SessionItem | None:
-    key = (validate_id(player_id, "playerId"), validate_session_id(session_id))
+    key = (clean_id(player_id, "playerId"), clean_session_id(session_id))
     return await ctx.loaders.session.load(key)
 
 
@@ -21,7 +20,9 @@ async def resolve_game_sessions(
     ctx: Context, game_id: str, first: int | None, after: str | None
 ) -> Page[SessionItem]:
     size = page_size(first)
-    page = await sessions.game_sessions(ctx.db, validate_id(game_id, "gameId"), size, after)
+    game = clean_id(game_id, "gameId")
+    with naming(PAGE):
+        page = await sessions.game_sessions(ctx.db, game, size, after)
     for session in page.items:
         ctx.loaders.session.prime((session.player_id, session.session_id), session)
     return page

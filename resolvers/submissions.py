@@ -1,15 +1,16 @@
-"""Resolve function for submitScore."""
+"""Resolve function for submitScore: the play's input cleaned, then recorded."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from dynamo import submit
-from dynamo.errors import LeaderboardError
-from dynamo.plays import Submission, SubmitResult
+from dynamo.errors import ErrorCode, Subject
+from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Submission, SubmitResult
 from resolvers.context import Context
+from resolvers.inputs import FieldError, clean_id, clean_submission_id, naming
 
-__all__ = ["SubmitArguments", "submit_score"]
+__all__ = ["SubmitArguments", "clean_play", "submit_score"]
 
 
 @dataclass(frozen=True)
@@ -24,25 +25,67 @@ class SubmitArguments:
     submission_id: str | None = None
 
 
-async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
+def clean_play(args: SubmitArguments) -> Submission:
+    """The play the arguments describe, every id and number checked, at the field named."""
+    clean_id(args.player_id, "playerId")
+    clean_id(args.game_id, "gameId")
+    if args.leaderboard_id is not None:
+        clean_id(args.leaderboard_id, "leaderboardId")
+    for board_id in args.leaderboard_ids:
+        clean_id(board_id, "leaderboardIds")
+    for family_id in args.family_ids:
+        clean_id(family_id, "familyIds")
     boards = ([args.leaderboard_id] if args.leaderboard_id is not None else []) + list(
         args.leaderboard_ids
     )
-    submission = Submission(
+    if not boards and not args.family_ids:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, "name at least one leaderboard or family", "leaderboardId"
+        )
+    if len(set(boards)) + len(set(args.family_ids)) > MAX_TARGETS:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"a play enters at most {MAX_TARGETS} boards",
+            _boards_field(args),
+        )
+    if args.score < 0:
+        raise FieldError(ErrorCode.SCORE_OUT_OF_RANGE, "score must not be negative", "score")
+    if args.duration_sec is not None and not 0 <= args.duration_sec <= MAX_DURATION_SEC:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"durationSec must be between 0 and {MAX_DURATION_SEC}",
+            "durationSec",
+        )
+    return Submission(
         player_id=args.player_id,
         game_id=args.game_id,
         score=args.score,
         leaderboard_ids=tuple(dict.fromkeys(boards)),
         family_ids=tuple(dict.fromkeys(args.family_ids)),
         duration_sec=args.duration_sec,
-        submission_id=args.submission_id,
+        submission_id=(
+            clean_submission_id(args.submission_id) if args.submission_id is not None else None
+        ),
     )
-    try:
+
+
+def _boards_field(args: SubmitArguments) -> str:
+    """The field that names the play's boards: ``leaderboardIds``, unless the client named
+    its one board with ``leaderboardId``."""
+    return "leaderboardIds" if args.leaderboard_ids else "leaderboardId"
+
+
+async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
+    submission = clean_play(args)
+    fields = {
+        Subject.PLAYER: "playerId",
+        Subject.LEADERBOARD: _boards_field(args),
+        Subject.FAMILY: "familyIds",
+        Subject.SCORE: "score",
+        Subject.SUBMISSION: "submissionId",
+    }
+    with naming(fields):
         result = await submit.submit_score(ctx.db, submission, clock=ctx.clock)
-    except LeaderboardError as error:
-        if error.field == "leaderboardIds" and not args.leaderboard_ids:
-            error.field = "leaderboardId"  # the only board the client named
-        raise
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders

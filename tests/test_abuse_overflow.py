@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from dynamo.errors import LeaderboardError
+from dynamo.errors import LeaderboardError, Subject
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
 from dynamo.plays import Submission
 from dynamo.sessions import SESSION
@@ -145,7 +145,7 @@ async def test_the_transaction_refuses_a_sum_raised_since_the_read(api: Api) -> 
     assert cancelled.value.response["CancellationReasons"][0]["Code"] == "ConditionalCheckFailed"
     with pytest.raises(LeaderboardError) as refused:
         _raise_for_cancellation(cancelled.value, ["player"], sub)
-    assert (refused.value.code, refused.value.field) == ("SCORE_OUT_OF_RANGE", "score")
+    assert (refused.value.code, refused.value.subject) == ("SCORE_OUT_OF_RANGE", Subject.SCORE)
     player = (await api.gql('{ player(id: "p") { lifetimeScore } }'))["player"]
     assert player == {"lifetimeScore": BIG - 9}
 

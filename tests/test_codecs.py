@@ -10,7 +10,6 @@ from boto3.dynamodb.types import Binary
 
 from dynamo.cursors import CursorCodec, CursorShape
 from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.ids import validate_email, validate_id
 from dynamo.leaderboards import LEADERBOARD, SortOrder
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, rank_value, tie_value
@@ -39,18 +38,6 @@ def test_tie_value_sorts_earlier_attainment_higher() -> None:
     assert earlier > later
     assert len(earlier) == 13
     assert int(earlier) == 9_999_999_999_999 - int(t.timestamp() * 1000)
-
-
-@pytest.mark.parametrize("bad", ["", "a#b", "a b", "x" * 65, "é", "a/b", "a\n"])
-def test_ids_outside_the_key_grammar_are_rejected(bad: str) -> None:
-    with pytest.raises(LeaderboardError) as raised:
-        validate_id(bad, "id")
-    assert raised.value.code is ErrorCode.INVALID_ID
-
-
-def test_valid_ids_and_emails() -> None:
-    assert validate_id("Season_3.daily-01", "id") == "Season_3.daily-01"
-    assert validate_email("  Ann@Example.COM ") == "ann@example.com"
 
 
 BOARD = SCORE.pk.fill(leaderboard_id="b")

@@ -1,0 +1,215 @@
+"""Client input checked where its GraphQL names are known.
+
+Every argument and input field a client sends is cleaned here before anything below sees it:
+ids that could not sit in a key, names, addresses, instants, sizes and a new board's or
+family's definition. A refusal is a :class:`FieldError` naming the field at fault as the
+schema names it. What passes is a valid domain value; dynamo/ then raises only errors that
+depend on what is stored (an unknown player, a closed board, a taken id), in domain terms and
+with the :class:`~dynamo.errors.Subject` they are about, and :func:`naming` says which field of
+the operation carries that subject.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dynamo.emails import normalize_email
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS
+from dynamo.ids import ID_PATTERN
+from dynamo.leaderboards import MAX_SCORE_WIDTH, Period
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "MAX_IDS",
+    "MAX_PAGE_SIZE",
+    "PAGE",
+    "FieldError",
+    "check_board_shape",
+    "check_family_shape",
+    "clean_email",
+    "clean_id",
+    "clean_id_list",
+    "clean_instant",
+    "clean_name",
+    "clean_session_id",
+    "clean_submission_id",
+    "naming",
+    "page_size",
+]
+
+
+class FieldError(LeaderboardError):
+    """A client's input refused at one GraphQL argument or input field."""
+
+    def __init__(self, code: ErrorCode, message: str, field: str) -> None:
+        super().__init__(code, message)
+        self.field = field
+        """The argument or input field at fault, as the schema names it."""
+
+
+@contextmanager
+def naming(fields: Mapping[Subject, str]) -> Iterator[None]:
+    """Raise the domain errors of the block as :class:`FieldError` at the field that carries
+    their subject in this operation; errors about anything else pass unchanged."""
+    try:
+        yield
+    except FieldError:
+        raise
+    except LeaderboardError as error:
+        field = fields.get(error.subject) if error.subject is not None else None
+        if field is None:
+            raise
+        raise FieldError(error.code, error.message, field) from error
+
+
+PAGE = {Subject.CURSOR: "after"}
+"""How every paginated field names its cursor."""
+
+_SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_MAX_NAME = 100
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(3000, 1, 1, tzinfo=UTC)
+MAX_IDS = 100
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+def page_size(first: int | None) -> int:
+    """``first`` checked against the cap; 20 when not given."""
+    if first is None:
+        return DEFAULT_PAGE_SIZE
+    if not 0 <= first <= MAX_PAGE_SIZE:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, f"first must be between 0 and {MAX_PAGE_SIZE}", "first"
+        )
+    return first
+
+
+def clean_id(value: str, field: str) -> str:
+    """``value`` when it is a valid player, leaderboard, family or game id; INVALID_ID."""
+    if not ID_PATTERN.fullmatch(value):
+        raise FieldError(
+            ErrorCode.INVALID_ID,
+            f"{field} must be 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'",
+            field,
+        )
+    return value
+
+
+def clean_id_list(ids: list[str], field: str) -> list[str]:
+    """A list of ids asked for at once: at most 100, each valid; duplicates dropped."""
+    if len(ids) > MAX_IDS:
+        raise FieldError(ErrorCode.INVALID_ARGUMENT, f"{field} takes at most {MAX_IDS} ids", field)
+    return list(dict.fromkeys(clean_id(i, field) for i in ids))
+
+
+def clean_session_id(value: str, field: str = "sessionId") -> str:
+    """``value`` when it is a ULID in canonical upper-case form; INVALID_ID."""
+    if not _SESSION_ID.fullmatch(value):
+        raise FieldError(ErrorCode.INVALID_ID, f"{field} must be a 26-character ULID", field)
+    return value
+
+
+def clean_submission_id(value: str, field: str = "submissionId") -> str:
+    """A ULID (returned upper-case) or a UUID (returned lower-case); INVALID_ID otherwise."""
+    if _ULID.fullmatch(value):
+        return value.upper()
+    if _UUID.fullmatch(value):
+        return value.lower()
+    raise FieldError(ErrorCode.INVALID_ID, f"{field} must be a ULID or a UUID", field)
+
+
+def clean_email(value: str, field: str = "email") -> str:
+    """The address in its stored form (see dynamo/emails.py); INVALID_EMAIL."""
+    with naming({Subject.EMAIL: field}):
+        return normalize_email(value)
+
+
+def clean_name(value: str, field: str = "name") -> str:
+    """The trimmed display name; INVALID_NAME when empty, too long or unprintable."""
+    name = value.strip()
+    if not name or len(name) > _MAX_NAME or not name.isprintable():
+        raise FieldError(
+            ErrorCode.INVALID_NAME, f"{field} must be 1-{_MAX_NAME} printable characters", field
+        )
+    return name
+
+
+def clean_instant(value: datetime, field: str) -> datetime:
+    """A client's instant in UTC (no offset means UTC), from 1970 to 2999; INVALID_ARGUMENT
+    otherwise (an offset at either end of the calendar cannot even be converted)."""
+    try:
+        instant = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        instant = None
+    if instant is None or not _EARLIEST <= instant < _LATEST:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, f"{field} must be between 1970 and 2999", field
+        )
+    return instant
+
+
+def check_board_shape(
+    score_width: int, starts_at: datetime | None = None, ends_at: datetime | None = None
+) -> None:
+    """A board definition that can hold scores correctly: its width, and its window."""
+    if not 1 <= score_width <= MAX_SCORE_WIDTH:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"scoreWidth must be between 1 and {MAX_SCORE_WIDTH}",
+            "scoreWidth",
+        )
+    if starts_at and ends_at and ends_at <= starts_at:
+        raise FieldError(ErrorCode.INVALID_ARGUMENT, "endsAt must be after startsAt", "endsAt")
+
+
+def check_family_shape(
+    family_id: str,
+    period: Period,
+    timezone: str,
+    season_start: datetime | None,
+    season_days: int | None,
+    retention_days: int,
+) -> None:
+    """A family definition that can produce valid boards (its width is checked as a board's)."""
+    if len(family_id) > MAX_FAMILY_ID:
+        raise FieldError(
+            ErrorCode.INVALID_ID, f"a family id has at most {MAX_FAMILY_ID} characters", "id"
+        )
+    if period is Period.GLOBAL:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, "a family is DAILY, WEEKLY or SEASON", "period"
+        )
+    try:
+        if len(timezone) > 64:
+            raise ValueError(timezone)
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, f"unknown time zone {timezone!r}", "timezone"
+        ) from None
+    if period is Period.SEASON and (season_start is None or not season_days or season_days < 1):
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            "a SEASON family needs seasonStart and seasonDays (at least 1)",
+            "seasonDays",
+        )
+    if season_days is not None and not 1 <= season_days <= MAX_SEASON_DAYS:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"seasonDays must be between 1 and {MAX_SEASON_DAYS}",
+            "seasonDays",
+        )
+    if not 0 <= retention_days <= MAX_RETENTION_DAYS:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"retentionDays must be between 0 and {MAX_RETENTION_DAYS}",
+            "retentionDays",
+        )
