@@ -21,8 +21,6 @@ from dynamo.sessions import SessionItem
 from dynamo.table import Item
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from dynamo.entry_writes import EntryChange
 
 __all__ = [
@@ -49,6 +47,16 @@ class RecordedEntry(Item):
     session_id: str | None = None
     improved: bool
 
+    def entry(self, player_id: str) -> ScoreItem:
+        """The player's entry on the board as the play left it."""
+        return ScoreItem(
+            leaderboard_id=self.leaderboard_id,
+            player_id=player_id,
+            score=self.score,
+            attained_at=self.attained_at,
+            session_id=self.session_id,
+        )
+
 
 class SubmissionRecord(Item):
     player_id: str
@@ -60,23 +68,15 @@ class SubmissionRecord(Item):
     ttl: int
 
 
-def fingerprint(
-    *,
-    player_id: str,
-    game_id: str,
-    score: int,
-    duration_sec: int | None,
-    leaderboard_ids: Sequence[str],
-    family_ids: Sequence[str],
-) -> str:
+def fingerprint(sub: Submission) -> str:
     """A digest of everything a submission says, to tell a repeat from a reuse of its id."""
     content = {
-        "playerId": player_id,
-        "gameId": game_id,
-        "score": score,
-        "durationSec": duration_sec,
-        "leaderboardIds": list(leaderboard_ids),
-        "familyIds": list(family_ids),
+        "playerId": sub.player_id,
+        "gameId": sub.game_id,
+        "score": sub.score,
+        "durationSec": sub.duration_sec,
+        "leaderboardIds": list(sub.leaderboard_ids),
+        "familyIds": list(sub.family_ids),
     }
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
@@ -121,13 +121,7 @@ def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResu
         boards=[
             BoardResult(
                 leaderboard_id=e.leaderboard_id,
-                entry=ScoreItem(
-                    leaderboard_id=e.leaderboard_id,
-                    player_id=sub.player_id,
-                    score=e.score,
-                    attained_at=e.attained_at,
-                    session_id=e.session_id,
-                ),
+                entry=e.entry(sub.player_id),
                 improved=e.improved,
                 board=None,
             )

@@ -86,14 +86,7 @@ async def submit_score(
 
 async def _submit(db: Db, sub: Submission, clock: Callable[[], datetime]) -> SubmitResult:
     families = await get_families(db, sub.family_ids) if sub.family_ids else []
-    digest = fingerprint(
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
-        leaderboard_ids=sub.leaderboard_ids,
-        family_ids=sub.family_ids,
-    )
+    digest = fingerprint(sub)
     throttled = False
     async with db.players.hold(sub.player_id):
         # The play's time is read in its player's turn, so that one process records a

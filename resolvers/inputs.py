@@ -12,9 +12,10 @@ the operation carries that subject.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dynamo.emails import normalize_email
@@ -22,6 +23,7 @@ from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS
 from dynamo.ids import ID_PATTERN
 from dynamo.leaderboards import MAX_SCORE_WIDTH, Period
+from dynamo.table import Item, Page
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -39,6 +41,7 @@ __all__ = [
     "clean_session_id",
     "clean_submission_id",
     "naming",
+    "page_of",
     "page_size",
 ]
 
@@ -67,6 +70,8 @@ def naming(fields: Mapping[Subject, str]) -> Iterator[None]:
         raise FieldError(error.code, error.message, field) from error
 
 
+T = TypeVar("T", bound=Item)
+
 PAGE = {Subject.CURSOR: "after"}
 """How every paginated field names its cursor."""
 
@@ -79,6 +84,16 @@ _LATEST = datetime(3000, 1, 1, tzinfo=UTC)
 MAX_IDS = 100
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
+
+
+async def page_of(
+    read: Callable[[int, str | None], Awaitable[Page[T]]], first: int | None, after: str | None
+) -> Page[T]:
+    """A page read with the client's ``first`` checked and its ``after`` cursor refused at
+    ``after``."""
+    size = page_size(first)
+    with naming(PAGE):
+        return await read(size, after)
 
 
 def page_size(first: int | None) -> int:

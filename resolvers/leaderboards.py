@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Sequence
 from datetime import datetime
+from functools import partial
 
 from dynamo import leaderboards, ranks, scores
 from dynamo.errors import ErrorCode, Subject
@@ -20,7 +21,6 @@ from dynamo.scores import ScoreItem
 from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.inputs import (
-    PAGE,
     FieldError,
     check_board_shape,
     clean_id,
@@ -28,7 +28,7 @@ from resolvers.inputs import (
     clean_instant,
     clean_name,
     naming,
-    page_size,
+    page_of,
 )
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, check_window_size
@@ -60,9 +60,7 @@ async def resolve_top_scores(
     """A page of the board, best first, with the ranks of its entries (computed on demand,
     or before returning ``with_ranks``; the entries' players are read before returning
     ``with_players``)."""
-    size = page_size(first)
-    with naming(PAGE):
-        page = await scores.top_scores(ctx.db, leaderboard_id, size, after)
+    page = await page_of(partial(scores.top_scores, ctx.db, leaderboard_id), first, after)
     for entry in page.items:
         ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)

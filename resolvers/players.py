@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from dynamo import players, scores, sessions
@@ -17,13 +18,12 @@ from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.inputs import (
     MAX_IDS,
-    PAGE,
     clean_email,
     clean_id,
     clean_id_list,
     clean_name,
     naming,
-    page_size,
+    page_of,
 )
 from resolvers.loaders import RankInfo
 
@@ -127,17 +127,13 @@ async def resolve_ranks(
 async def resolve_player_scores(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[ScoreItem]:
-    size = page_size(first)
-    with naming(PAGE):
-        return await scores.player_scores(ctx.db, player_id, size, after)
+    return await page_of(partial(scores.player_scores, ctx.db, player_id), first, after)
 
 
 async def resolve_player_sessions(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[SessionItem]:
-    size = page_size(first)
-    with naming(PAGE):
-        return await sessions.player_sessions(ctx.db, player_id, size, after)
+    return await page_of(partial(sessions.player_sessions, ctx.db, player_id), first, after)
 
 
 async def create_player(ctx: Context, player_id: str | None, name: str, email: str) -> PlayerItem:

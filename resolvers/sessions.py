@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from dynamo import sessions
 from dynamo.sessions import SessionItem
 from dynamo.table import Page
 from resolvers.context import Context
-from resolvers.inputs import PAGE, clean_id, clean_session_id, naming, page_size
+from resolvers.inputs import clean_id, clean_session_id, page_of
 
 __all__ = ["resolve_game_sessions", "resolve_session"]
 
@@ -19,10 +21,8 @@ async def resolve_session(ctx: Context, player_id: str, session_id: str) -> Sess
 async def resolve_game_sessions(
     ctx: Context, game_id: str, first: int | None, after: str | None
 ) -> Page[SessionItem]:
-    size = page_size(first)
     game = clean_id(game_id, "gameId")
-    with naming(PAGE):
-        page = await sessions.game_sessions(ctx.db, game, size, after)
+    page = await page_of(partial(sessions.game_sessions, ctx.db, game), first, after)
     for session in page.items:
         ctx.loaders.session.prime((session.player_id, session.session_id), session)
     return page
