@@ -1,5 +1,6 @@
 """The pure parts the benchmarks share (bench.core): percentiles, call counts, the files a
-benchmark writes and the lines describing the machine, and the report's tables of levels."""
+benchmark writes and the lines describing the machine, the report's tables of levels, and the
+repository's files the benchmarks find."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.core.charts import write_charts
+from bench.core.documents import OPERATIONS_DIR, example_operation
+from bench.core.load.hotspots import category
 from bench.core.load.levels import KindStats, LevelResult
 from bench.core.load.loadgen import MIX
 from bench.core.load.tables import errors_section, kinds_table, levels_table
@@ -22,6 +25,8 @@ class _Part:
     entries: int
     seconds: float
 
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MACHINE = {
     "cpu_count": 2,
@@ -204,3 +209,16 @@ def test_errors_section_lists_failures_by_level_kind_and_code() -> None:
     lines = errors_section([_level(1), _level(8, errors={"SERVICE_OVERLOADED": 3})])
     assert "| 8 | rank | SERVICE_OVERLOADED | 3 |" in lines
     assert lines[-1] == "- `rank: HTTP 503`"
+
+
+# -- the repository's files ----------------------------------------------------------------
+
+
+def test_the_frontend_operations_are_found() -> None:
+    assert OPERATIONS_DIR == ROOT / "examples" / "operations"
+    assert "query LeaderboardPage" in example_operation("LeaderboardPage")
+
+
+def test_hot_spots_in_the_service_are_put_under_its_package() -> None:
+    assert category(str(ROOT / "gql" / "view.py")) == "service:gql"
+    assert category(str(ROOT / "dynamo" / "table.py")) == "service:dynamo"

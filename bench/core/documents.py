@@ -13,7 +13,7 @@ __all__ = [
     "example_operation",
 ]
 
-OPERATIONS_DIR = Path(__file__).resolve().parent.parent / "examples" / "operations"
+OPERATIONS_DIR = Path(__file__).resolve().parents[2] / "examples" / "operations"
 """Where the frontend's operations live (``AroundMe``, ``LeaderboardPage``, ``PlayerProfile``,
 ``SubmitScore``, ...), each in ``<name>.graphql``."""
 
