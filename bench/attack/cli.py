@@ -5,13 +5,14 @@ the costliest documents the limits admit, against the same latency without them.
 [--entries 10000] [--prewarm 10] [--probes 3] [--limit NAME=VALUE ...] [--profile]
 [--out bench/results]``
 
-The stack is :mod:`bench.mixed`'s (a fresh DynamoDB Local, redis-server and the projector, the
-boards loaded, ``leaderboard serve`` in its own process), with the service told to trust one
-proxy's X-Forwarded-For (``LEADERBOARD_LIMIT_TRUSTED_PROXY_HOPS=1``), as behind a load
-balancer, and with each ``--limit NAME=VALUE`` as ``LEADERBOARD_LIMIT_<NAME>``. Every client,
-legitimate or not, claims an address of its own there, so each anonymous attacker is held to
-its own allowance of cost points, as on the internet, and the legitimate clients' requests are
-not charged to anyone else's.
+The stack is the mixed workload's (:mod:`bench.core.load.stack`: a fresh DynamoDB Local,
+redis-server and the projector, the boards loaded, ``leaderboard serve`` in its own process),
+with the service told to trust one proxy's X-Forwarded-For
+(``LEADERBOARD_LIMIT_TRUSTED_PROXY_HOPS=1``), as behind a load balancer, and with each
+``--limit NAME=VALUE`` as ``LEADERBOARD_LIMIT_<NAME>``. Every client, legitimate or not, claims
+an address of its own there, so each anonymous attacker is held to its own allowance of cost
+points, as on the internet, and the legitimate clients' requests are not charged to anyone
+else's.
 
 1. Each document of :mod:`bench.attack.documents` is sent ``--probes`` times, one at a time;
    the one with the slowest median answer is the attackers' document.
