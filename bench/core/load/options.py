@@ -12,10 +12,15 @@ from bench.core.load.loadgen import MIX
 __all__ = ["PREWARM_CLIENTS", "Options", "settings_of"]
 
 PREWARM_CLIENTS = 8
+"""Clients of the unrecorded pre-warm load before the first level."""
 
 
 @dataclass(frozen=True)
 class Options:
+    """How a run of the mixed workload goes: the levels' clients, each level's warm-up and
+    measured window, the board, where ranks come from, the load-generator processes, the seed,
+    the output folder and the profiled level."""
+
     clients: list[int]
     duration: float
     warmup: float
