@@ -18,6 +18,7 @@ from bench.access_patterns.operations import operations
 from bench.access_patterns.report import board_markdown
 from bench.core.loading import loader_for
 from bench.core.report import log
+from bench.core.servers import dynamodb_per_size
 from bench.core.stack import served_app
 from bench.core.workload import new_boards, plays
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
@@ -95,20 +96,19 @@ def run(
     it answers."""
     rng = random.Random(seed)
     boards: list[BoardResult] = []
-    for n in entries:
-        with EmbeddedDynamoDB(cache_dir) as local:
-            if on_start is not None:
-                on_start(local)
-            board = asyncio.run(
-                bench_board(
-                    local.endpoint_url,
-                    n,
-                    requests=requests,
-                    warmup=warmup,
-                    budget_seconds=budget_seconds,
-                    rng=rng,
-                )
+    for n, local in dynamodb_per_size(entries, cache_dir):
+        if on_start is not None:
+            on_start(local)
+        board = asyncio.run(
+            bench_board(
+                local.endpoint_url,
+                n,
+                requests=requests,
+                warmup=warmup,
+                budget_seconds=budget_seconds,
+                rng=rng,
             )
+        )
         print(board_markdown(board) + "\n", flush=True)
         boards.append(board)
     return boards

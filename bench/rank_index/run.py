@@ -13,18 +13,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
-from redis.asyncio import Redis
 
 from bench.core.rank_sync import wait_in_sync
 from bench.core.report import log, machine_info
+from bench.core.servers import dynamodb_and_redis_per_size, redis_version
 from bench.rank_index.lag import measure_lag
 from bench.rank_index.loading import load_direct, load_whole
 from bench.rank_index.measure import measure_count, measure_index, measure_named
 from bench.rank_index.results import Contract, LagResult, Options, RankLatency, SizeResult
 from bench.rank_index.stack import rank_stack
 from leaderboard.config import default_cache_dir
-from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
-from leaderboard.embedded_redis import EmbeddedRedis
 
 __all__ = ["bench_size", "run"]
 
@@ -117,15 +115,6 @@ async def bench_size(
     )
 
 
-async def _redis_version(url: str) -> str:
-    client = Redis.from_url(url)
-    try:
-        info: dict[str, Any] = await client.info("server")
-        return str(info.get("redis_version", "unknown"))
-    finally:
-        await client.aclose()
-
-
 def run(
     sizes: Sequence[int], options: Options, seed: int
 ) -> tuple[list[SizeResult], dict[str, Any]]:
@@ -135,11 +124,10 @@ def run(
     rng = random.Random(seed)
     results: list[SizeResult] = []
     machine: dict[str, Any] = {}
-    for entries in sizes:
-        with EmbeddedDynamoDB(default_cache_dir()) as local, EmbeddedRedis() as redis:
-            if not machine:
-                machine = machine_info(local)
-                machine["redis"] = asyncio.run(_redis_version(redis.url))
-            result = asyncio.run(bench_size(local.endpoint_url, redis.url, entries, options, rng))
+    for entries, local, redis in dynamodb_and_redis_per_size(sizes, default_cache_dir()):
+        if not machine:
+            machine = machine_info(local)
+            machine["redis"] = redis_version(redis.url)
+        result = asyncio.run(bench_size(local.endpoint_url, redis.url, entries, options, rng))
         results.append(result)
     return results, machine

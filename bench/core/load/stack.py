@@ -18,14 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from redis import Redis as SyncRedis
-
 from bench.core.load.loadgen import WorkerPlan, run_worker
 from bench.core.load.options import PREWARM_CLIENTS, Options
 from bench.core.load.seeding import Seeded, create_table_at, seed
 from bench.core.processes import ServiceProcess, dynamodb_local_pid, rank_indexer, service_process
 from bench.core.procstat import memory_kib
 from bench.core.report import log, machine_info
+from bench.core.servers import redis_version
 from bench.core.stack import API_KEY
 from bench.core.workload import PROFILE_BOARDS
 from leaderboard.config import default_cache_dir
@@ -135,9 +134,7 @@ def running_stack(
         if options.ranks == "index":
             redis_server = stack.enter_context(EmbeddedRedis(log_dir=logs))
             redis_url = redis_server.url
-            with SyncRedis.from_url(redis_url) as probe:
-                info: Any = probe.info("server")
-            machine["redis_server"] = str(info.get("redis_version", "unknown"))
+            machine["redis_server"] = redis_version(redis_url)
         asyncio.run(create_table_at(local.endpoint_url, table))
         indexer_pid: int | None = None
         if redis_url is not None:
