@@ -34,7 +34,8 @@ redis:
 serve: install
 	$(BIN)/leaderboard serve
 
-# ruff, and the import contract of pyproject.toml (the layers gql -> resolvers -> dynamo).
+# ruff, and the import contracts of pyproject.toml (the layers gql -> resolvers -> dynamo; each
+# benchmark package sharing code only through bench.core, which imports none of them).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

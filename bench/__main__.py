@@ -7,7 +7,7 @@
    ``leaderboard serve`` in its own process at 1, 8, 32 and 64 concurrent clients;
 3. :mod:`bench.attack`: the mixed workload at 8 clients alone, then while 4 anonymous attackers
    send the costliest documents the limits admit;
-4. :mod:`bench.charts`: the PNG charts of the first two.
+4. :mod:`bench.core.charts`: the PNG charts of the first two.
 
 Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
 request of the mixed workload failed (under attack too); the parts after a failed one still
@@ -22,8 +22,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench import access_patterns, attack, charts, mixed
-from bench.report import log
+from bench.access_patterns import cli as access_patterns
+from bench.attack import cli as attack
+from bench.core import charts
+from bench.core.report import log
+from bench.mixed import cli as mixed
 
 __all__ = ["main"]
 

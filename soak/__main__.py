@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.report import log, machine_info
+from bench.core.report import log, machine_info
 from leaderboard.config import default_cache_dir
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from soak.report import markdown, write_results

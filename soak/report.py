@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.measure import percentiles
-from bench.report import log, machine_lines
+from bench.core.measure import percentiles
+from bench.core.report import log, machine_lines
 from soak.client import Stats
 from soak.invariants import Snapshot, Violation
 

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 
 import aiohttp
 
-from bench.measure import percentiles
-from bench.report import log
-from bench.stack import API_KEY, served_app
+from bench.core.measure import percentiles
+from bench.core.report import log
+from bench.core.stack import API_KEY, served_app
 from soak.client import GraphQLClient, Stats
 from soak.invariants import check, read_table
 from soak.ledger import Ledger

@@ -223,7 +223,7 @@ def test_every_documented_document_is_within_the_limits(document: str) -> None:
 
 
 def test_the_benchmark_measures_allowed_documents_and_refused_ones() -> None:
-    from bench.validation import worst_documents
+    from bench.validation.documents import worst_documents
 
     outcomes = {
         name: not check_document(GRAPHQL_SCHEMA, query).errors for name, query in worst_documents()

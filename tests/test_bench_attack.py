@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from graphql import GraphQLError, parse, specified_rules, validate
 
-from bench.attack_documents import (
+from bench.attack.documents import (
     ATTACKS,
     MAX_CHARACTERS,
     MAX_LIST,

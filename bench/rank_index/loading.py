@@ -1,0 +1,159 @@
+"""Loading a board for the rank index benchmark: either every entry written into the table
+(BatchWriteItem) and the index rebuilt from it, or the index loaded directly into Redis for
+every entry with only the board item and the probes' items in the table."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench.core.items import bulk_items
+from bench.core.loading import batch_write, load_with_batch_writes
+from bench.core.measure import BenchError
+from bench.core.rank_sync import clock_ms
+from bench.core.report import log
+from bench.core.workload import GAMES, new_board
+from bench.rank_index.results import BoardData
+from bench.rank_index.stack import Stack
+from dynamo.ids import new_session_id
+from dynamo.leaderboards import LEADERBOARD, create_leaderboard
+from dynamo.plays import Submission
+from dynamo.scores import rank_value, tie_value
+from dynamo.table import serialize
+from rankindex.keys import board_keys, member
+
+__all__ = [
+    "REDIS_CHUNK",
+    "TIE_SPREAD_MS",
+    "Loaded",
+    "load_direct",
+    "load_whole",
+]
+
+REDIS_CHUNK = 10_000
+"""Entries per pipeline when the index is loaded directly into Redis."""
+TIE_SPREAD_MS = 90 * 24 * 3600 * 1000
+"""Plays of a directly loaded board are spread over the 90 days before the run."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _play(player_id: str, board_id: str, score: int, rng: random.Random) -> Submission:
+    return Submission(
+        player_id=player_id,
+        game_id=rng.choice(GAMES),
+        score=score,
+        leaderboard_ids=(board_id,),
+        duration_sec=rng.randint(30, 900),
+    )
+
+
+def _player_id(n: int) -> str:
+    return f"player-{n:07d}"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    board: BoardData
+    load_method: str
+    load_seconds: float
+    index_method: str
+    index_seconds: float
+    table_items: int
+
+
+async def load_whole(stack: Stack, entries: int, rng: random.Random) -> Loaded:
+    """Every entry in the table (BatchWriteItem), then RankIndex.rebuild."""
+    board = new_board()
+    top = max(1, entries // 10)
+    plays = [
+        _play(_player_id(n), board.leaderboard_id, rng.randint(0, top), rng)
+        for n in range(1, entries + 1)
+    ]
+    started = time.perf_counter()
+    await load_with_batch_writes(stack.db, board, plays)
+    load_seconds = time.perf_counter() - started
+    log(f"[{entries:,}] table loaded in {load_seconds:.1f} s; rebuilding the index ...")
+    started = time.perf_counter()
+    built = await stack.index.rebuild(stack.db, board.leaderboard_id)
+    index_seconds = time.perf_counter() - started
+    if built != entries:
+        raise BenchError(f"the rebuild indexed {built} entries, not {entries}")
+    scores = {p.player_id: p.score for p in plays}
+    data = BoardData(
+        item=board.model_copy(update={"entry_count": entries}),
+        entries=entries,
+        probes=list(scores),
+        scores=scores,
+        sorted_scores=sorted(scores.values()),
+    )
+    return Loaded(
+        data,
+        "BatchWriteItem (every entry)",
+        load_seconds,
+        "RankIndex.rebuild",
+        index_seconds,
+        1 + 5 * entries,
+    )
+
+
+async def load_direct(stack: Stack, entries: int, probes: int, rng: random.Random) -> Loaded:
+    """The index loaded directly into Redis for every entry; the board item and the probes'
+    items in the table, consistent with it; then the board's state set to ready."""
+    board = new_board()
+    width, order = board.score_width, board.sort_order
+    top = max(1, entries // 10)
+    now_ms = clock_ms()
+    scores = [rng.randint(0, top) for _ in range(entries)]
+    attained = [
+        _EPOCH + timedelta(milliseconds=now_ms - rng.randrange(TIE_SPREAD_MS)) for _ in scores
+    ]
+    zset, meta, state, _ = board_keys(stack.table, board.leaderboard_id)
+
+    started = time.perf_counter()
+    for start in range(0, entries, REDIS_CHUNK):
+        part = range(start, min(entries, start + REDIS_CHUNK))
+        members = {i: member(tie_value(attained[i]), _player_id(i + 1)) for i in part}
+        async with stack.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(zset, {members[i]: int(rank_value(scores[i], width, order)) for i in part})
+            pipe.hset(meta, mapping={_player_id(i + 1): f"1|{members[i]}" for i in part})
+            await pipe.execute()
+    index_seconds = time.perf_counter() - started
+    log(f"[{entries:,}] index loaded into Redis in {index_seconds:.1f} s; writing the table ...")
+
+    started = time.perf_counter()
+    await create_leaderboard(stack.db, board)
+    chosen = sorted(rng.sample(range(entries), min(probes, entries)))
+    items: list[dict[str, Any]] = []
+    for i in chosen:
+        play = _play(_player_id(i + 1), board.leaderboard_id, scores[i], rng)
+        items.extend(bulk_items(board, play, attained[i], new_session_id()))
+    await batch_write(stack.db, items)
+    await stack.db.client.update_item(
+        TableName=stack.db.table,
+        Key=serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
+        UpdateExpression="SET entryCount = :count",
+        ConditionExpression="attribute_exists(pk)",
+        ExpressionAttributeValues=serialize({":count": entries}),
+    )
+    load_seconds = time.perf_counter() - started
+    await stack.redis.set(state, "ready")
+
+    probe_scores = {_player_id(i + 1): scores[i] for i in chosen}
+    data = BoardData(
+        item=board.model_copy(update={"entry_count": entries}),
+        entries=entries,
+        probes=list(probe_scores),
+        scores=probe_scores,
+        sorted_scores=sorted(scores),
+    )
+    return Loaded(
+        data,
+        f"board item + {len(chosen):,} probes' items (BatchWriteItem)",
+        load_seconds,
+        "loaded directly into Redis",
+        index_seconds,
+        1 + len(items),
+    )
