@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dynamo.entries import ENTRY_GUARD, EntryItem, guard_for
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
@@ -31,7 +31,7 @@ class EntryChange:
     """One board's part of a submission, decided from what was read."""
 
     board: LeaderboardItem
-    old: EntryItem | None
+    old: EntryGuardItem | None
     entry: ScoreItem
     """The player's entry on the board after the play."""
     changed: bool
@@ -39,7 +39,7 @@ class EntryChange:
 
 def entry_change(
     board: LeaderboardItem,
-    old: EntryItem | None,
+    old: EntryGuardItem | None,
     *,
     player_id: str,
     score: int,

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.families import FAMILY
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD
+from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from dynamo.submissions import SUBMISSION
 
 __all__ = ["ENTITIES", "entity_of"]
 
@@ -24,7 +24,7 @@ ENTITIES: tuple[Entity, ...] = (
     ENTRY_GUARD,
     EMAIL_CLAIM,
     FAMILY,
-    SUBMISSION,
+    PLAY_RECORD,
 )
 """In the order of the README's table."""
 

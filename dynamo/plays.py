@@ -14,18 +14,18 @@ __all__ = [
     "MAX_DURATION_SEC",
     "MAX_TARGETS",
     "BoardResult",
-    "Submission",
-    "SubmitResult",
+    "Play",
+    "PlayResult",
 ]
 
 MAX_DURATION_SEC = 2_147_483_647
 MAX_TARGETS = 20
 """Boards per play. A transaction holds at most 100 items: 3 for the session, the player and
-the submission record, and up to 4 per board (board, guard, old and new Score item)."""
+the play record, and up to 4 per board (board, guard, old and new Score item)."""
 
 
 @dataclass(frozen=True)
-class Submission:
+class Play:
     player_id: str
     game_id: str
     score: int
@@ -34,7 +34,7 @@ class Submission:
     """Periodic families: the play enters each family's board of the current period."""
     duration_sec: int | None = None
     submission_id: str | None = None
-    """Client-chosen ULID or UUID that makes the submission idempotent."""
+    """Client-chosen ULID or UUID that makes the play idempotent."""
 
 
 @dataclass(frozen=True)
@@ -49,27 +49,27 @@ class BoardResult:
 
 
 @dataclass(frozen=True)
-class SubmitResult:
+class PlayResult:
     session: SessionItem
     boards: list[BoardResult]
     """One per board, in the order named: leaderboardIds, then the families' boards."""
     duplicate: bool = False
-    """True when this is a repeat of an already recorded submission."""
+    """True when this is a repeat of an already recorded play."""
 
 
 def play_session(
-    sub: Submission, session_id: str, played_at: datetime, leaderboard_ids: Sequence[str]
+    play: Play, session_id: str, played_at: datetime, leaderboard_ids: Sequence[str]
 ) -> SessionItem:
-    """The Session item that records the play ``sub`` on ``leaderboard_ids`` (the first is the
+    """The Session item that records ``play`` on ``leaderboard_ids`` (the first is the
     session's ``leaderboardId``)."""
     return SessionItem(
         session_id=session_id,
-        player_id=sub.player_id,
-        game_id=sub.game_id,
-        score=sub.score,
-        duration_sec=sub.duration_sec,
+        player_id=play.player_id,
+        game_id=play.game_id,
+        score=play.score,
+        duration_sec=play.duration_sec,
         played_at=played_at,
         leaderboard_id=leaderboard_ids[0],
         leaderboard_ids=list(leaderboard_ids),
-        submission_id=sub.submission_id,
+        submission_id=play.submission_id,
     )

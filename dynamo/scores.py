@@ -21,7 +21,7 @@ __all__ = [
     "SCORE_RANGE_END",
     "ScoreItem",
     "attained_at_of",
-    "best_score",
+    "player_entry",
     "player_scores",
     "rank_value",
     "score_sk",
@@ -53,7 +53,7 @@ class ScoreItem(Item):
     ttl: int | None = None
     """Set on the entries of periodic boards, which expire with their board."""
     version: int = 0
-    """The entry guard's version when this item was written (see dynamo.entries)."""
+    """The entry guard's version when this item was written (see dynamo.entry_guards)."""
 
 
 def rank_value(score: int, width: int, order: SortOrder) -> str:
@@ -93,8 +93,8 @@ async def top_scores(db: Db, leaderboard_id: str, first: int, after: str | None)
     )
 
 
-async def best_score(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem | None:
-    """AP4: Query GSI1 for the player's single Score item on the board."""
+async def player_entry(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem | None:
+    """AP4: Query GSI1 for the player's entry on the board (its single Score item)."""
     response = await db.client.query(
         TableName=db.table,
         IndexName=GSI1,

@@ -24,10 +24,10 @@ from gql.payloads import (
     SubmitScorePayload,
 )
 from gql.players import Player
-from resolvers import families, leaderboards, players, submissions
+from resolvers import families, leaderboards, players, plays
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
-from resolvers.submissions import SubmitArguments
+from resolvers.plays import PlayArguments
 
 __all__ = ["Mutation"]
 
@@ -103,7 +103,7 @@ class Mutation:
         self, info: Info[Context, None], input: Annotated[SubmitScoreInput, INPUT]
     ) -> SubmitScorePayload:
         require_authenticated(info.context)
-        args = SubmitArguments(
+        args = PlayArguments(
             player_id=str(input.player_id),
             game_id=str(input.game_id),
             score=int(input.score),
@@ -114,7 +114,7 @@ class Mutation:
             submission_id=str(input.submission_id) if input.submission_id is not None else None,
         )
         try:
-            result = await submissions.submit_score(info.context, args)
+            result = await plays.submit_score(info.context, args)
         except LeaderboardError as error:
             return SubmitScorePayload(result=None, errors=user_errors(error))
         return SubmitScorePayload(result=result, errors=[])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from dynamo.plays import BoardResult, SubmitResult
+from dynamo.plays import BoardResult, PlayResult
 from gql.errors import UserError
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
@@ -84,7 +84,7 @@ class BoardEntryResult:
 
 @strawberry.type(description="The result of submitScore.")
 class SubmitScorePayload:
-    result: strawberry.Private[SubmitResult | None]
+    result: strawberry.Private[PlayResult | None]
     errors: list[UserError] = strawberry.field(description=ERRORS)
 
     @property

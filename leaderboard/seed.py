@@ -13,9 +13,9 @@ from tqdm import tqdm
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.families import FamilyItem, create_family
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, create_leaderboard
+from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
-from dynamo.plays import Submission
-from dynamo.submit import submit_score
+from dynamo.plays import Play
 from dynamo.table import Db, now
 
 __all__ = ["SeedReport", "demo_boards", "demo_families", "seed"]
@@ -113,13 +113,13 @@ def demo_families(at: datetime) -> list[FamilyItem]:
     ]
 
 
-def _plays(rng: random.Random, player_id: str) -> list[Submission]:
-    plays: list[Submission] = []
+def _plays(rng: random.Random, player_id: str) -> list[Play]:
+    plays: list[Play] = []
     for _ in range(rng.randint(1, 3)):
         # Points come in tens, so equal scores (and shared ranks) are common. An arena play
         # enters the all-time board, the season and today's arena board at once.
         plays.append(
-            Submission(
+            Play(
                 player_id=player_id,
                 game_id="arena",
                 score=rng.randint(0, 5_000) * 10,
@@ -130,7 +130,7 @@ def _plays(rng: random.Random, player_id: str) -> list[Submission]:
         )
     for _ in range(rng.randint(0, 2)):
         plays.append(
-            Submission(
+            Play(
                 player_id=player_id,
                 game_id="racer",
                 score=rng.randint(55_000, 120_000),
@@ -140,7 +140,7 @@ def _plays(rng: random.Random, player_id: str) -> list[Submission]:
         )
     for _ in range(rng.randint(0, 2)):
         plays.append(
-            Submission(
+            Play(
                 player_id=player_id,
                 game_id="runner",
                 score=rng.randint(1_000, 12_000),
@@ -162,7 +162,7 @@ async def seed(
         await _ignore(ErrorCode.LEADERBOARD_EXISTS, create_leaderboard(db, board))
     for family in demo_families(at):
         await _ignore(ErrorCode.LEADERBOARD_EXISTS, create_family(db, family))
-    plays: list[Submission] = []
+    plays: list[Play] = []
     for n in range(1, players + 1):
         player_id = f"player-{n:04d}"
         name = f"{rng.choice(_ADJECTIVES)} {rng.choice(_CREATURES)} {n}"
@@ -180,9 +180,9 @@ async def seed(
     gate = asyncio.Semaphore(concurrency)
     with tqdm(total=len(plays), desc="seeding plays", unit="play", disable=not progress) as bar:
 
-        async def play(sub: Submission) -> None:
+        async def play(sub: Play) -> None:
             async with gate:
-                await submit_score(db, sub)
+                await record_play(db, sub)
             bar.update()
 
         await asyncio.gather(*(play(sub) for sub in plays))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.table import deserialize
 from rankindex.keys import member
@@ -50,7 +50,7 @@ class BoardCreated:
 Change = Put | Remove | BoardCreated
 
 
-def _epoch_ms(entry: EntryItem) -> int:
+def _epoch_ms(entry: EntryGuardItem) -> int:
     return int(entry.attained_at.timestamp() * 1000)
 
 
@@ -70,9 +70,9 @@ def project(record: Mapping[str, Any]) -> list[Change]:
     if not ENTRY_GUARD.holds(key):
         return []
     if event == "REMOVE":
-        old = EntryItem.model_validate(deserialize(body.get("OldImage", {})))
+        old = EntryGuardItem.model_validate(deserialize(body.get("OldImage", {})))
         return [Remove(old.leaderboard_id, old.player_id, old.version + 1)]
-    new = EntryItem.model_validate(deserialize(body.get("NewImage", {})))
+    new = EntryGuardItem.model_validate(deserialize(body.get("NewImage", {})))
     if not new.rank_value:
         return []  # written before guards carried their rank value; a rebuild covers it
     return [

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from dynamo import entries, leaderboards, players, sessions
+from dynamo import entry_guards, leaderboards, players, sessions
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
@@ -107,7 +107,7 @@ class EntryByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
     BatchGetItem for several."""
 
     async def fetch(self, keys: list[tuple[str, str]]) -> list[ScoreItem | None]:
-        return await entries.current_entries(self.db, keys)
+        return await entry_guards.current_entries(self.db, keys)
 
 
 class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):

@@ -18,7 +18,7 @@ The Session items are the record of every play; everything else must follow from
 - no Score item or guard exists without a session on its board;
 - every board's ``entryCount`` is the number of distinct players with a session on it;
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
-- a ``submissionId`` is recorded by at most one session, and its submission record points at it;
+- a ``submissionId`` is recorded by at most one session, and its play record points at it;
 - every session names existing boards, each open at the time it was played;
 - every player's e-mail is claimed by that player, and every claim by an existing player.
 
@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
-from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
 from dynamo.layout import entity_of
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
+from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
-from dynamo.submissions import SUBMISSION, SubmissionRecord
 from dynamo.table import Item, deserialize
 
 if TYPE_CHECKING:
@@ -137,9 +137,9 @@ class Snapshot:
     sessions: dict[tuple[str, str], SessionItem] = field(default_factory=dict)
     """(playerId, sessionId) -> session."""
     scores: dict[Pair, list[Keyed[ScoreItem]]] = field(default_factory=dict)
-    guards: dict[Pair, EntryItem] = field(default_factory=dict)
-    records: dict[tuple[str, str], SubmissionRecord] = field(default_factory=dict)
-    """(playerId, submissionId) -> submission record."""
+    guards: dict[Pair, EntryGuardItem] = field(default_factory=dict)
+    records: dict[tuple[str, str], PlayRecord] = field(default_factory=dict)
+    """(playerId, submissionId) -> play record."""
     problems: list[Violation] = field(default_factory=list)
 
 
@@ -234,13 +234,13 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         snap.sessions[(session.player_id, session.session_id)] = session
         expected = SESSION.keys_of(session)
     elif entity is ENTRY_GUARD:
-        guard = EntryItem.model_validate(raw)
+        guard = EntryGuardItem.model_validate(raw)
         snap.guards[(guard.player_id, guard.leaderboard_id)] = guard
         expected = ENTRY_GUARD.keys_of(guard)
-    elif entity is SUBMISSION:
-        record = SubmissionRecord.model_validate(raw)
+    elif entity is PLAY_RECORD:
+        record = PlayRecord.model_validate(raw)
         snap.records[(record.player_id, record.submission_id)] = record
-        expected = SUBMISSION.keys_of(record)
+        expected = PLAY_RECORD.keys_of(record)
     elif entity is EMAIL_CLAIM:
         email = (EMAIL_CLAIM.pk.match(pk) or {}).get("email", "")
         snap.claims[email] = str(raw["playerId"])
@@ -438,7 +438,7 @@ def _check_entry(
     board: LeaderboardItem | None,
     sessions: Sequence[SessionItem],
     scores: Sequence[Keyed[ScoreItem]],
-    guard: EntryItem | None,
+    guard: EntryGuardItem | None,
     *,
     single_writer: bool,
 ) -> list[Violation]:
@@ -513,7 +513,7 @@ def _check_entry(
 
 
 def _guard_differences(
-    board: LeaderboardItem, guard: EntryItem, keyed: Keyed[ScoreItem]
+    board: LeaderboardItem, guard: EntryGuardItem, keyed: Keyed[ScoreItem]
 ) -> list[str]:
     score = keyed.item
     pairs: list[tuple[str, object, object]] = [

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dynamo.entries import ENTRY_GUARD, guard_for
+from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
 from dynamo.players import PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values

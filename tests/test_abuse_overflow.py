@@ -10,10 +10,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dynamo.errors import LeaderboardError, Subject
+from dynamo.play_writes import _count_play, _raise_for_cancellation
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
-from dynamo.plays import Submission
+from dynamo.plays import Play
 from dynamo.sessions import SESSION
-from dynamo.submit import _count_play, _raise_for_cancellation
 from dynamo.table import now, serialize
 from gql.scalars import MAX_LONG
 from tests.conftest import Api
@@ -137,7 +137,7 @@ async def test_the_transaction_refuses_a_sum_raised_since_the_read(api: Api) -> 
     sent after the sum was raised by another writer, cancels the transaction with the old
     item, which the play reports as SCORE_OUT_OF_RANGE."""
     await _setup(api)
-    sub = Submission(player_id="p", game_id="g", score=10, leaderboard_ids=("wide",))
+    sub = Play(player_id="p", game_id="g", score=10, leaderboard_ids=("wide",))
     update = _count_play(api.db.table, sub, now())
     await _set_sums(api, BIG - 9, 1)
     with pytest.raises(ClientError) as cancelled:

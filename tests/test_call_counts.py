@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
-from dynamo.plays import Submission
-from dynamo.submit import submit_score
+from dynamo.plays import Play
 from dynamo.table import now
 from tests.conftest import Api
 
@@ -23,9 +23,9 @@ async def _populate(api: Api, players: int, boards: list[str]) -> None:
         )
         await create_player(api.db, player)
         for board in boards:
-            await submit_score(
+            await record_play(
                 api.db,
-                Submission(
+                Play(
                     player_id=player.player_id,
                     game_id=f"g{i % 2}",
                     score=(i * 7919) % 1000,

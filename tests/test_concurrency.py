@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
 from tests.conftest import Api

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD
+from dynamo.play_writes import MAX_ATTEMPTS
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from dynamo.submit import MAX_ATTEMPTS
 from dynamo.table import Db
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from dynamo.play_records import PLAY_RECORD
 from dynamo.sessions import SESSION
-from dynamo.submissions import SUBMISSION
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -53,8 +53,8 @@ async def test_twenty_concurrent_repeats_record_once(instances: list[Api]) -> No
     assert player["player"] == {"gamesPlayed": 1, "lifetimeScore": 7, "bestScore": {"score": 7}}
     items = await scan_items(api.db)
     assert sum(1 for i in items if SESSION.holds(i)) == 1
-    record = next(i for i in items if SUBMISSION.holds(i))
-    assert (record["pk"], record["sk"]) == SUBMISSION.key(player_id="ann", submission_id=ULID)
+    record = next(i for i in items if PLAY_RECORD.holds(i))
+    assert (record["pk"], record["sk"]) == PLAY_RECORD.key(player_id="ann", submission_id=ULID)
     assert record["ttl"] > 0
 
 

@@ -22,7 +22,7 @@ from resolvers.inputs import (
     naming,
     page_size,
 )
-from resolvers.submissions import SubmitArguments, clean_play
+from resolvers.plays import PlayArguments, clean_play
 
 ROOT = Path(__file__).resolve().parent.parent
 _MANY = tuple(f"b{n}" for n in range(21))
@@ -85,28 +85,28 @@ def test_naming_turns_a_subject_into_the_operations_field() -> None:
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        (SubmitArguments("p", "g", 1), "leaderboardId"),
-        (SubmitArguments("p", "g", 1, leaderboard_id="a b"), "leaderboardId"),
-        (SubmitArguments("p", "g", 1, leaderboard_ids=("ok", "a b")), "leaderboardIds"),
-        (SubmitArguments("p", "g", 1, family_ids=("a#b",)), "familyIds"),
-        (SubmitArguments("p", "g", -1, leaderboard_id="b"), "score"),
-        (SubmitArguments("p", "g", 1, leaderboard_id="b", duration_sec=-1), "durationSec"),
-        (SubmitArguments("p", "g", 1, leaderboard_id="b", submission_id="x"), "submissionId"),
+        (PlayArguments("p", "g", 1), "leaderboardId"),
+        (PlayArguments("p", "g", 1, leaderboard_id="a b"), "leaderboardId"),
+        (PlayArguments("p", "g", 1, leaderboard_ids=("ok", "a b")), "leaderboardIds"),
+        (PlayArguments("p", "g", 1, family_ids=("a#b",)), "familyIds"),
+        (PlayArguments("p", "g", -1, leaderboard_id="b"), "score"),
+        (PlayArguments("p", "g", 1, leaderboard_id="b", duration_sec=-1), "durationSec"),
+        (PlayArguments("p", "g", 1, leaderboard_id="b", submission_id="x"), "submissionId"),
         (
-            SubmitArguments("p", "g", 1, leaderboard_ids=tuple(map(str, range(21)))),
+            PlayArguments("p", "g", 1, leaderboard_ids=tuple(map(str, range(21)))),
             "leaderboardIds",
         ),
-        (SubmitArguments("p", "g", 1, family_ids=tuple(map(str, range(21)))), "leaderboardId"),
+        (PlayArguments("p", "g", 1, family_ids=tuple(map(str, range(21)))), "leaderboardId"),
     ],
 )
-def test_a_play_is_refused_at_the_field_at_fault(args: SubmitArguments, field: str) -> None:
+def test_a_play_is_refused_at_the_field_at_fault(args: PlayArguments, field: str) -> None:
     with pytest.raises(FieldError) as raised:
         clean_play(args)
     assert raised.value.field == field
 
 
 def test_a_valid_play_is_cleaned_once() -> None:
-    play = clean_play(SubmitArguments("p", "g", 5, leaderboard_id="a", leaderboard_ids=("a", "b")))
+    play = clean_play(PlayArguments("p", "g", 5, leaderboard_id="a", leaderboard_ids=("a", "b")))
     assert play.leaderboard_ids == ("a", "b")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ulid import ULID
 
-from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
@@ -183,7 +183,7 @@ async def _lose_the_best_score(db: Db) -> list[Violation]:
         update={"score": 400, "attained_at": session.played_at, "session_id": session.session_id}
     )
     keys = SCORE.keys_of(lost, **sort_values(board, lost))
-    guard = EntryItem.model_validate(
+    guard = EntryGuardItem.model_validate(
         _one(items, *ENTRY_GUARD.key(player_id="p1", leaderboard_id="best"))
     ).model_copy(
         update={

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.scores import SCORE
 from tests.conftest import Api
 from tests.scan import scan_items

@@ -105,7 +105,7 @@ def operations(
             "query($id: ID!, $board: ID!) { player(id: $id) {"
             " bestScore(leaderboardId: $board) { score attainedAt } } }",
             lambda rng: {"id": anyone(rng).player_id, "board": board_id},
-            raw.best_score,
+            raw.player_entry,
             lambda d: d["player"]["bestScore"] is not None,
         ),
         Operation(

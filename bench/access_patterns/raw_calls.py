@@ -12,7 +12,7 @@ from typing import Any
 from bench.access_patterns.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.access_patterns.raw_submit import raw_submit_score
 from bench.core.workload import TOP_N, Variables
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, SCORE_RANGE_END, rank_value
@@ -72,7 +72,7 @@ class RawCalls:
             Limit=1,
         )
 
-    async def best_score(self, v: Variables) -> None:
+    async def player_entry(self, v: Variables) -> None:
         await raw_get(self.db, PLAYER.key(player_id=v["id"]))
         await self._best(v["id"], v["board"])
 

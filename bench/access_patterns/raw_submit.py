@@ -8,11 +8,11 @@ from typing import Any
 from bench.access_patterns.raw_dynamo import raw_batch_get, raw_key
 from bench.core.items import guard_item, score_item, session_item
 from bench.core.workload import Variables
-from dynamo.entries import ENTRY_GUARD
+from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
 from dynamo.players import PLAYER
-from dynamo.plays import Submission, play_session
+from dynamo.plays import Play, play_session
 from dynamo.scores import SCORE, ScoreItem, rank_value, score_sk
 from dynamo.table import Db, now, serialize
 
@@ -27,7 +27,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
     if board.operator is not Operator.BEST or board.family_id is not None:
         raise ValueError("raw_submit_score plays on a plain BEST board only")
     i = v["i"]
-    sub = Submission(
+    sub = Play(
         player_id=i["playerId"],
         game_id=i["gameId"],
         score=i["score"],

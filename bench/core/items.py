@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from bench.core.workload import new_player
-from dynamo.entries import ENTRY_GUARD, guard_for
+from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
-from dynamo.plays import Submission, play_session
+from dynamo.plays import Play, play_session
 from dynamo.scores import SCORE, ScoreItem, sort_values
 from dynamo.sessions import SESSION, SessionItem
 
@@ -57,7 +57,7 @@ def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
 
 
 def bulk_items(
-    board: LeaderboardItem, sub: Submission, at: datetime, session_id: str
+    board: LeaderboardItem, sub: Play, at: datetime, session_id: str
 ) -> list[dict[str, Any]]:
     """:func:`play_items` for a play on ``board`` alone."""
     if sub.leaderboard_ids != (board.leaderboard_id,):
@@ -66,7 +66,7 @@ def bulk_items(
 
 
 def play_items(
-    boards: Sequence[LeaderboardItem], sub: Submission, at: datetime, session_id: str
+    boards: Sequence[LeaderboardItem], sub: Play, at: datetime, session_id: str
 ) -> list[dict[str, Any]]:
     """Every item that creating the player and then submitting ``sub`` as its first play at
     ``at`` leaves in the table: the player (with the play counted in), its e-mail claim, the
@@ -74,7 +74,7 @@ def play_items(
     (both at version 1, a first entry).
 
     ``boards`` are the boards ``sub`` names, in its order; ``sub`` names no family and no
-    submission id (which would write a submission record). The boards' ``entryCount`` is the
+    submission id (which would write a play record). The boards' ``entryCount`` is the
     loader's to set.
     """
     if (

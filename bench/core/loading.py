@@ -17,9 +17,9 @@ from bench.core.workload import LoadedPlayer, new_player
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, create_leaderboard
+from dynamo.play_writes import record_play
 from dynamo.players import create_player
-from dynamo.plays import Submission, SubmitResult
-from dynamo.submit import submit_score
+from dynamo.plays import Play, PlayResult
 from dynamo.table import Db, now, serialize
 
 __all__ = [
@@ -43,16 +43,14 @@ BATCH_WRITE_LIMIT = 25
 _WRITE_RETRIES = 8
 _CONFLICT_RETRIES = 5
 
-Loader = Callable[
-    [Db, Sequence[LeaderboardItem], Sequence[Submission]], Awaitable[list[LoadedPlayer]]
-]
+Loader = Callable[[Db, Sequence[LeaderboardItem], Sequence[Play]], Awaitable[list[LoadedPlayer]]]
 """Creates the boards, loads the plays (each naming some of them) and returns the players."""
 
 
-async def _submit_retrying(db: Db, sub: Submission) -> SubmitResult:
+async def _submit_retrying(db: Db, sub: Play) -> PlayResult:
     for attempt in range(_CONFLICT_RETRIES):
         try:
-            return await submit_score(db, sub)
+            return await record_play(db, sub)
         except LeaderboardError as error:
             if error.code is not ErrorCode.SUBMISSION_CONFLICT or attempt == _CONFLICT_RETRIES - 1:
                 raise
@@ -60,14 +58,14 @@ async def _submit_retrying(db: Db, sub: Submission) -> SubmitResult:
 
 
 async def load_boards_with_submissions(
-    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Submission]
+    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Play]
 ) -> list[LoadedPlayer]:
     """createPlayer and submitScore's own code paths, LOAD_CONCURRENCY at a time."""
     for board in boards:
         await create_leaderboard(db, board)
     gate = asyncio.Semaphore(LOAD_CONCURRENCY)
 
-    async def one(sub: Submission) -> LoadedPlayer:
+    async def one(sub: Play) -> LoadedPlayer:
         async with gate:
             player = await create_player(db, new_player(sub.player_id, now()))
             result = await _submit_retrying(db, sub)
@@ -84,7 +82,7 @@ async def load_boards_with_submissions(
 
 
 async def load_with_submissions(
-    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+    db: Db, board: LeaderboardItem, plays: Sequence[Play]
 ) -> list[LoadedPlayer]:
     """:func:`load_boards_with_submissions` for plays on ``board`` alone."""
     return await load_boards_with_submissions(db, [board], plays)
@@ -111,7 +109,7 @@ async def batch_write(db: Db, items: Sequence[dict[str, Any]]) -> None:
 
 
 async def load_boards_with_batch_writes(
-    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Submission]
+    db: Db, boards: Sequence[LeaderboardItem], plays: Sequence[Play]
 ) -> list[LoadedPlayer]:
     """The items of :func:`~bench.core.items.play_items` for every play through BatchWriteItem,
     then each board's entryCount in one UpdateItem."""
@@ -149,7 +147,7 @@ async def load_boards_with_batch_writes(
 
 
 async def load_with_batch_writes(
-    db: Db, board: LeaderboardItem, plays: Sequence[Submission]
+    db: Db, board: LeaderboardItem, plays: Sequence[Play]
 ) -> list[LoadedPlayer]:
     """:func:`load_boards_with_batch_writes` for plays on ``board`` alone."""
     return await load_boards_with_batch_writes(db, [board], plays)

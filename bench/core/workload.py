@@ -17,7 +17,7 @@ from typing import Any
 
 from dynamo.leaderboards import LeaderboardItem, Period
 from dynamo.players import PlayerItem
-from dynamo.plays import Submission
+from dynamo.plays import Play
 from dynamo.table import now
 
 __all__ = [
@@ -115,13 +115,13 @@ def player_id(n: int) -> str:
     return f"player-{n:06d}"
 
 
-def plays(count: int, rng: random.Random, *, extra_boards: bool = False) -> list[Submission]:
+def plays(count: int, rng: random.Random, *, extra_boards: bool = False) -> list[Play]:
     """One play per player; scores in 0..count/3, so many players share a score. Every play
     enters the main board; with ``extra_boards`` some also enter the season and daily boards
     (see :func:`board_ids_of`)."""
     top = max(1, count // 3)
     return [
-        Submission(
+        Play(
             player_id=player_id(n),
             game_id=rng.choice(GAMES),
             score=rng.randint(0, top),

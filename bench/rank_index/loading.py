@@ -20,7 +20,7 @@ from bench.rank_index.results import BoardData
 from bench.rank_index.stack import Stack
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, create_leaderboard
-from dynamo.plays import Submission
+from dynamo.plays import Play
 from dynamo.scores import rank_value, tie_value
 from dynamo.table import serialize
 from rankindex.keys import board_keys, member
@@ -40,8 +40,8 @@ TIE_SPREAD_MS = 90 * 24 * 3600 * 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _play(player_id: str, board_id: str, score: int, rng: random.Random) -> Submission:
-    return Submission(
+def _play(player_id: str, board_id: str, score: int, rng: random.Random) -> Play:
+    return Play(
         player_id=player_id,
         game_id=rng.choice(GAMES),
         score=score,

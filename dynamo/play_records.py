@@ -1,8 +1,8 @@
-"""Submission records: what makes a client-identified submission idempotent.
+"""Play records: what makes a client-identified play idempotent.
 
 Written with ``attribute_not_exists`` in the same transaction as the play it records, it holds
 a fingerprint of the submission's content and the result the play produced. A repeat of the
-submission finds it and gets that result back; a different submission under the same id is
+play finds it and gets that result back; a different play under the same id is
 refused. Records expire (``ttl``) after the idempotency window.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
-from dynamo.plays import BoardResult, Submission, SubmitResult, play_session
+from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from dynamo.table import Item
@@ -25,16 +25,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IDEMPOTENCY_WINDOW",
-    "SUBMISSION",
+    "PLAY_RECORD",
+    "PlayRecord",
     "RecordedEntry",
-    "SubmissionRecord",
     "fingerprint",
     "record_of",
     "replay",
 ]
 
-SUBMISSION = Entity.declare(
-    "Submission record", pk="PLAYER#{player_id}", sk="SUBMISSION#{submission_id}"
+PLAY_RECORD = Entity.declare(
+    "Play record", pk="PLAYER#{player_id}", sk="SUBMISSION#{submission_id}"
 )
 
 IDEMPOTENCY_WINDOW = timedelta(days=7)
@@ -58,7 +58,7 @@ class RecordedEntry(Item):
         )
 
 
-class SubmissionRecord(Item):
+class PlayRecord(Item):
     player_id: str
     submission_id: str
     fingerprint: str
@@ -68,26 +68,26 @@ class SubmissionRecord(Item):
     ttl: int
 
 
-def fingerprint(sub: Submission) -> str:
-    """A digest of everything a submission says, to tell a repeat from a reuse of its id."""
+def fingerprint(play: Play) -> str:
+    """A digest of everything a play says, to tell a repeat from a reuse of its id."""
     content = {
-        "playerId": sub.player_id,
-        "gameId": sub.game_id,
-        "score": sub.score,
-        "durationSec": sub.duration_sec,
-        "leaderboardIds": list(sub.leaderboard_ids),
-        "familyIds": list(sub.family_ids),
+        "playerId": play.player_id,
+        "gameId": play.game_id,
+        "score": play.score,
+        "durationSec": play.duration_sec,
+        "leaderboardIds": list(play.leaderboard_ids),
+        "familyIds": list(play.family_ids),
     }
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
 def record_of(
-    sub: Submission, digest: str, session: SessionItem, changes: list[EntryChange]
-) -> SubmissionRecord:
-    assert sub.submission_id is not None
-    return SubmissionRecord(
-        player_id=sub.player_id,
-        submission_id=sub.submission_id,
+    play: Play, digest: str, session: SessionItem, changes: list[EntryChange]
+) -> PlayRecord:
+    assert play.submission_id is not None
+    return PlayRecord(
+        player_id=play.player_id,
+        submission_id=play.submission_id,
         fingerprint=digest,
         session_id=session.session_id,
         played_at=session.played_at,
@@ -105,8 +105,8 @@ def record_of(
     )
 
 
-def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResult:
-    """The result of the recorded submission, for a repeat of it."""
+def replay(record: PlayRecord, play: Play, digest: str) -> PlayResult:
+    """The result of the recorded play, for a repeat of it."""
     if record.fingerprint != digest:
         raise LeaderboardError(
             ErrorCode.SUBMISSION_ID_REUSED,
@@ -114,14 +114,14 @@ def replay(record: SubmissionRecord, sub: Submission, digest: str) -> SubmitResu
             Subject.SUBMISSION,
         )
     session = play_session(
-        sub, record.session_id, record.played_at, [e.leaderboard_id for e in record.entries]
+        play, record.session_id, record.played_at, [e.leaderboard_id for e in record.entries]
     )
-    return SubmitResult(
+    return PlayResult(
         session=session,
         boards=[
             BoardResult(
                 leaderboard_id=e.leaderboard_id,
-                entry=e.entry(sub.player_id),
+                entry=e.entry(play.player_id),
                 improved=e.improved,
                 board=None,
             )

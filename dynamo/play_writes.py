@@ -1,10 +1,10 @@
-"""Score submission: one play recorded on one or more boards in ONE TransactWriteItems.
+"""Recording a play: one play written on one or more boards in ONE TransactWriteItems.
 
 A play is read (one consistent BatchGetItem: the player, each board and the player's entry
-guard on it, and the submission record when the client names the submission), decided per
+guard on it, and the play record when the client names the play), decided per
 board by the board's operator, then written at once: the Session, the player's statistics,
-each board's entry change, and the submission record. Conditions make a race with another
-submission of the same player cancel the transaction rather than lose an update; a cancelled
+each board's entry change, and the play record. Conditions make a race with another
+play of the same player cancel the transaction rather than lose an update; a cancelled
 transaction is read again and retried a bounded number of times. Nothing is half-written.
 
 Failures of the database itself are BACKEND_UNAVAILABLE when nothing was written. A transaction
@@ -25,24 +25,24 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynamo.entries import ENTRY_GUARD, EntryItem
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
 from dynamo.outcomes import watching
+from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER, PlayerItem
-from dynamo.plays import BoardResult, Submission, SubmitResult, play_session
+from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SESSION
-from dynamo.submissions import SUBMISSION, SubmissionRecord, fingerprint, record_of, replay
 from dynamo.table import Db, batch_get, now, parse, serialize
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import TransactWriteItemTypeDef
 
-__all__ = ["submit_score"]
+__all__ = ["record_play"]
 
 MAX_ATTEMPTS = 12
 _RACED = {"ConditionalCheckFailed", "TransactionConflict"}
@@ -68,35 +68,33 @@ class _Retry(Exception):
         self.throttled = throttled
 
 
-async def submit_score(
-    db: Db, sub: Submission, *, clock: Callable[[], datetime] = now
-) -> SubmitResult:
+async def record_play(db: Db, play: Play, *, clock: Callable[[], datetime] = now) -> PlayResult:
     """Record one play, whose ids and numbers are valid (resolvers/inputs.py checks a client's).
     Raises LeaderboardError for what the table refuses (an unknown player or board, a closed
     board, a score past what the entry or the player's totals carry), and for a
     database that failed (BACKEND_UNAVAILABLE, or OUTCOME_UNKNOWN when the play may have been
     recorded all the same)."""
     try:
-        return await _submit(db, sub, clock)
+        return await _record(db, play, clock)
     except (BotoCoreError, ClientError) as error:
         if is_backend_failure(error):
             raise unavailable() from error
         raise
 
 
-async def _submit(db: Db, sub: Submission, clock: Callable[[], datetime]) -> SubmitResult:
-    families = await get_families(db, sub.family_ids) if sub.family_ids else []
-    digest = fingerprint(sub)
+async def _record(db: Db, play: Play, clock: Callable[[], datetime]) -> PlayResult:
+    families = await get_families(db, play.family_ids) if play.family_ids else []
+    digest = fingerprint(play)
     throttled = False
-    async with db.players.hold(sub.player_id):
+    async with db.players.hold(play.player_id):
         # The play's time is read in its player's turn, so that one process records a
         # player's plays in the order of their times (and of their time-sortable ids).
         at = clock()
-        targets = _targets(sub, families, at)
+        targets = _targets(play, families, at)
         session_id = new_session_id()
         for attempt in range(MAX_ATTEMPTS):
             try:
-                return await _attempt(db, sub, targets, digest, session_id, at, attempt)
+                return await _attempt(db, play, targets, digest, session_id, at, attempt)
             except _Retry as retry:
                 throttled = retry.throttled
                 delay = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
@@ -109,10 +107,10 @@ async def _submit(db: Db, sub: Submission, clock: Callable[[], datetime]) -> Sub
     )
 
 
-def _targets(sub: Submission, families: Sequence[FamilyItem | None], at: datetime) -> list[_Target]:
+def _targets(play: Play, families: Sequence[FamilyItem | None], at: datetime) -> list[_Target]:
     """The boards of the play: the named ones, then each family's board of the period of ``at``."""
-    targets = {b: _Target(b, None) for b in sub.leaderboard_ids}
-    for family_id, family in zip(sub.family_ids, families, strict=True):
+    targets = {b: _Target(b, None) for b in play.leaderboard_ids}
+    for family_id, family in zip(play.family_ids, families, strict=True):
         if family is None:
             raise LeaderboardError(
                 ErrorCode.LEADERBOARD_NOT_FOUND,
@@ -135,31 +133,31 @@ def _targets(sub: Submission, families: Sequence[FamilyItem | None], at: datetim
 
 async def _attempt(
     db: Db,
-    sub: Submission,
+    play: Play,
     targets: list[_Target],
     digest: str,
     session_id: str,
     at: datetime,
     attempt: int,
-) -> SubmitResult:
-    pkey = PLAYER.key(player_id=sub.player_id)
+) -> PlayResult:
+    pkey = PLAYER.key(player_id=play.player_id)
     rkey = (
-        SUBMISSION.key(player_id=sub.player_id, submission_id=sub.submission_id)
-        if sub.submission_id
+        PLAY_RECORD.key(player_id=play.player_id, submission_id=play.submission_id)
+        if play.submission_id
         else None
     )
-    keys = [pkey, *(k for t in targets for k in _target_keys(sub.player_id, t))]
+    keys = [pkey, *(k for t in targets for k in _target_keys(play.player_id, t))]
     found = await batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True)
     if rkey is not None and rkey in found:
-        return replay(parse(SubmissionRecord, found[rkey]), sub, digest)
+        return replay(parse(PlayRecord, found[rkey]), play, digest)
     if pkey not in found:
         raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", Subject.PLAYER
+            ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
         )
-    _check_totals(parse(PlayerItem, found[pkey]), sub)
-    changes = [_decide(found, sub, t, session_id, at) for t in targets]
+    _check_totals(parse(PlayerItem, found[pkey]), play)
+    changes = [_decide(found, play, t, session_id, at) for t in targets]
 
-    session = play_session(sub, session_id, at, [t.leaderboard_id for t in targets])
+    session = play_session(play, session_id, at, [t.leaderboard_id for t in targets])
     roles: list[str] = []
     items: list[TransactWriteItemTypeDef] = []
 
@@ -168,10 +166,10 @@ async def _attempt(
         items.append(op)
 
     add("session", _put_new(db.table, SESSION.item(session)))
-    add("player", _count_play(db.table, sub, at))
+    add("player", _count_play(db.table, play, at))
     if rkey is not None:
-        record = record_of(sub, digest, session, changes)
-        add("record", _put_new(db.table, SUBMISSION.item(record)))
+        record = record_of(play, digest, session, changes)
+        add("record", _put_new(db.table, PLAY_RECORD.item(record)))
     for change in changes:
         for role, op in entry_write_items(db.table, change):
             add(role, op)
@@ -184,11 +182,11 @@ async def _attempt(
         except (BotoCoreError, ClientError, LeaderboardError) as error:
             if isinstance(error, ClientError):
                 # A cancellation is DynamoDB's answer for this token: nothing was written.
-                _raise_for_cancellation(error, roles, sub)
+                _raise_for_cancellation(error, roles, play)
             if write.outcome_unknown:
-                raise outcome_unknown(_unknown_detail(sub, session_id)) from error
+                raise outcome_unknown(_unknown_detail(play, session_id)) from error
             raise
-    return SubmitResult(
+    return PlayResult(
         session=session,
         boards=[
             BoardResult(
@@ -214,12 +212,12 @@ def _target_keys(player_id: str, target: _Target) -> list[tuple[str, str]]:
 
 def _decide(
     found: dict[tuple[str, str], Any],
-    sub: Submission,
+    play: Play,
     target: _Target,
     session_id: str,
     at: datetime,
 ) -> EntryChange:
-    bkey, ekey = _target_keys(sub.player_id, target)
+    bkey, ekey = _target_keys(play.player_id, target)
     if bkey in found:
         board = parse(LeaderboardItem, found[bkey])
         _check_owner(board, target)
@@ -237,9 +235,9 @@ def _decide(
             f"leaderboard {board.leaderboard_id!r} is not open at this time",
             Subject.LEADERBOARD,
         )
-    old = parse(EntryItem, found[ekey]) if ekey in found else None
+    old = parse(EntryGuardItem, found[ekey]) if ekey in found else None
     return entry_change(
-        board, old, player_id=sub.player_id, score=sub.score, at=at, session_id=session_id
+        board, old, player_id=play.player_id, score=play.score, at=at, session_id=session_id
     )
 
 
@@ -266,31 +264,31 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
         )
 
 
-def _check_totals(player: PlayerItem, sub: Submission) -> None:
+def _check_totals(player: PlayerItem, play: Play) -> None:
     """Refuse a play that would take the player's sums past what their types carry."""
-    if player.lifetime_score + sub.score > MAX_LIFETIME_SCORE:
-        raise _totals_out_of_range(sub)
+    if player.lifetime_score + play.score > MAX_LIFETIME_SCORE:
+        raise _totals_out_of_range(play)
     if player.games_played + 1 > MAX_GAMES_PLAYED:
-        raise _totals_out_of_range(sub)
+        raise _totals_out_of_range(play)
 
 
-def _totals_out_of_range(sub: Submission) -> LeaderboardError:
+def _totals_out_of_range(play: Play) -> LeaderboardError:
     return LeaderboardError(
         ErrorCode.SCORE_OUT_OF_RANGE,
-        f"this play would take player {sub.player_id!r} past the largest lifetimeScore "
+        f"this play would take player {play.player_id!r} past the largest lifetimeScore "
         f"({MAX_LIFETIME_SCORE}) or gamesPlayed ({MAX_GAMES_PLAYED}); nothing was recorded",
         Subject.SCORE,
     )
 
 
-def _count_play(table: str, sub: Submission, at: datetime) -> dict[str, Any]:
+def _count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
     """Add the play to the player's sums, on condition that they stay within their types (a
     play racing this one is thus refused by the transaction itself). On a failed condition
     the transaction returns the player's item, which tells a missing player from full sums."""
     return {
         "Update": {
             "TableName": table,
-            "Key": serialize(PLAYER.key_attributes(player_id=sub.player_id)),
+            "Key": serialize(PLAYER.key_attributes(player_id=play.player_id)),
             "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
             "ConditionExpression": "attribute_exists(pk)"
             " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
@@ -298,9 +296,9 @@ def _count_play(table: str, sub: Submission, at: datetime) -> dict[str, Any]:
             "ExpressionAttributeValues": serialize(
                 {
                     ":now": at.isoformat().replace("+00:00", "Z"),
-                    ":score": sub.score,
+                    ":score": play.score,
                     ":one": 1,
-                    ":room": MAX_LIFETIME_SCORE - sub.score,
+                    ":room": MAX_LIFETIME_SCORE - play.score,
                     ":games": MAX_GAMES_PLAYED - 1,
                 }
             ),
@@ -319,18 +317,18 @@ def _put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _unknown_detail(sub: Submission, session_id: str) -> str:
-    if sub.submission_id is not None:
+def _unknown_detail(play: Play, session_id: str) -> str:
+    if play.submission_id is not None:
         return (
             f" as session {session_id}. Send it again with the same submissionId "
-            f"({sub.submission_id}), which records it at most once"
+            f"({play.submission_id}), which records it at most once"
         )
-    return f" as session {session_id} of player {sub.player_id}"
+    return f" as session {session_id} of player {play.player_id}"
 
 
-def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submission) -> None:
+def _raise_for_cancellation(error: ClientError, roles: list[str], play: Play) -> None:
     """Turn a cancelled transaction into a domain error, or _Retry when it lost a race (an
-    identical submission that won is then found by the next read and replayed) or was
+    identical play that won is then found by the next read and replayed) or was
     throttled."""
     if error.response["Error"]["Code"] != "TransactionCanceledException":
         return
@@ -343,9 +341,9 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], sub: Submissio
     player = next((r for role, r in zip(roles, reasons, strict=False) if role == "player"), None)
     if ("player", "ConditionalCheckFailed") in failed:
         if player is not None and player.get("Item"):
-            raise _totals_out_of_range(sub) from None
+            raise _totals_out_of_range(play) from None
         raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {sub.player_id!r}", Subject.PLAYER
+            ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
         ) from None
     if ("board", "ConditionalCheckFailed") in failed:
         raise LeaderboardError(

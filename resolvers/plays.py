@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dynamo import submit
+from dynamo import play_writes
 from dynamo.errors import ErrorCode, Subject
-from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Submission, SubmitResult
+from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Play, PlayResult
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_submission_id, naming
 
-__all__ = ["SubmitArguments", "clean_play", "submit_score"]
+__all__ = ["PlayArguments", "clean_play", "submit_score"]
 
 
 @dataclass(frozen=True)
-class SubmitArguments:
+class PlayArguments:
     player_id: str
     game_id: str
     score: int
@@ -25,7 +25,7 @@ class SubmitArguments:
     submission_id: str | None = None
 
 
-def clean_play(args: SubmitArguments) -> Submission:
+def clean_play(args: PlayArguments) -> Play:
     """The play the arguments describe, every id and number checked, at the field named."""
     clean_id(args.player_id, "playerId")
     clean_id(args.game_id, "gameId")
@@ -56,7 +56,7 @@ def clean_play(args: SubmitArguments) -> Submission:
             f"durationSec must be between 0 and {MAX_DURATION_SEC}",
             "durationSec",
         )
-    return Submission(
+    return Play(
         player_id=args.player_id,
         game_id=args.game_id,
         score=args.score,
@@ -69,14 +69,14 @@ def clean_play(args: SubmitArguments) -> Submission:
     )
 
 
-def _boards_field(args: SubmitArguments) -> str:
+def _boards_field(args: PlayArguments) -> str:
     """The field that names the play's boards: ``leaderboardIds``, unless the client named
     its one board with ``leaderboardId``."""
     return "leaderboardIds" if args.leaderboard_ids else "leaderboardId"
 
 
-async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
-    submission = clean_play(args)
+async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
+    play = clean_play(args)
     fields = {
         Subject.PLAYER: "playerId",
         Subject.LEADERBOARD: _boards_field(args),
@@ -85,17 +85,17 @@ async def submit_score(ctx: Context, args: SubmitArguments) -> SubmitResult:
         Subject.SUBMISSION: "submissionId",
     }
     with naming(fields):
-        result = await submit.submit_score(ctx.db, submission, clock=ctx.clock)
+        result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders
     for board in result.boards:
-        key = (submission.player_id, board.leaderboard_id)
+        key = (play.player_id, board.leaderboard_id)
         loaders.entry.clear(key).prime(key, board.entry)
         loaders.rank.know(board.entry)
         if board.board is not None:
             loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
-    loaders.session.prime((submission.player_id, result.session.session_id), result.session)
+    loaders.session.prime((play.player_id, result.session.session_id), result.session)
     for board in result.boards:
         if board.improved and not result.duplicate:
             ctx.broker.publish(board.leaderboard_id)

@@ -12,15 +12,15 @@ from datetime import datetime
 
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
-from dynamo.scores import SCORE, ScoreItem, best_score, sort_values
+from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
 from dynamo.table import Db, Item, get_items
 
-__all__ = ["ENTRY_GUARD", "EntryItem", "as_score", "current_entries", "guard_for"]
+__all__ = ["ENTRY_GUARD", "EntryGuardItem", "as_score", "current_entries", "guard_for"]
 
 ENTRY_GUARD = Entity.declare("Entry guard", pk="PLAYER#{player_id}", sk="ENTRY#{leaderboard_id}")
 
 
-class EntryItem(Item):
+class EntryGuardItem(Item):
     player_id: str
     leaderboard_id: str
     score: int
@@ -35,10 +35,10 @@ class EntryItem(Item):
     ttl: int | None = None
 
 
-def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryItem:
+def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGuardItem:
     """The entry guard holding ``entry`` on ``board``, at its ``version``-th write."""
     sort = sort_values(board, entry)
-    return EntryItem(
+    return EntryGuardItem(
         player_id=entry.player_id,
         leaderboard_id=board.leaderboard_id,
         score=entry.score,
@@ -52,7 +52,7 @@ def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryIt
     )
 
 
-def as_score(entry: EntryItem) -> ScoreItem:
+def as_score(entry: EntryGuardItem) -> ScoreItem:
     return ScoreItem(
         leaderboard_id=entry.leaderboard_id,
         player_id=entry.player_id,
@@ -71,8 +71,8 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
     BatchGetItem per 100, which holds the same data.
     """
     if len(pairs) == 1:
-        return [await best_score(db, *pairs[0])]
+        return [await player_entry(db, *pairs[0])]
     guards = await get_items(
-        db, EntryItem, [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
+        db, EntryGuardItem, [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
     )
     return [as_score(guard) if guard is not None else None for guard in guards]
