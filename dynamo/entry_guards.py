@@ -33,6 +33,10 @@ class EntryGuardItem(Item):
     version: int = 0
     """Counts the guard's writes: orders its changes for readers of the table's stream."""
     ttl: int | None = None
+    removed: bool = False
+    """True once an operator removed the entry: the guard stays, holding the removed entry
+    and its version, so that the player's next entry on the board continues its versions
+    (readers of the stream apply a change only when it is newer than the last)."""
 
 
 def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGuardItem:
@@ -75,4 +79,4 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
     guards = await get_items(
         db, EntryGuardItem, [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
     )
-    return [as_score(guard) if guard is not None else None for guard in guards]
+    return [as_score(g) if g is not None and not g.removed else None for g in guards]

@@ -36,6 +36,12 @@ class EntryChange:
     """The player's entry on the board after the play."""
     changed: bool
 
+    @property
+    def first(self) -> bool:
+        """Whether the play makes the player's first entry on the board (counted in its
+        ``entryCount``): none stands, or an operator removed it."""
+        return self.old is None or self.old.removed
+
 
 def entry_change(
     board: LeaderboardItem,
@@ -57,8 +63,8 @@ def entry_change(
         session_id=session_id,
         ttl=board.ttl,
     )
-    if old is None:
-        return EntryChange(board, None, fresh, changed=True)
+    if old is None or old.removed:
+        return EntryChange(board, old, fresh, changed=True)
     standing = ScoreItem(
         leaderboard_id=board.leaderboard_id,
         player_id=player_id,
@@ -97,7 +103,7 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     board = change.board
     bkey = LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)
     items: list[tuple[str, Any]] = []
-    if change.old is None:
+    if change.first:
         items.append(("board", _count_entry(table, bkey, board)))
     else:
         items.append(
@@ -125,7 +131,7 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         put_guard["ExpressionAttributeValues"] = serialize({":old": change.old.score_sk})
     items.append(("entry", {"Put": put_guard}))
     entry = change.entry.model_copy(update={"version": guard.version})
-    if change.old is not None and change.old.score_sk != keys["sk"]:
+    if change.old is not None and not change.old.removed and change.old.score_sk != keys["sk"]:
         old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
         items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
     put_score = {"TableName": table, "Item": serialize(SCORE.item(entry, **sort))}

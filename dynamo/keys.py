@@ -119,10 +119,13 @@ class Entity:
         return ipk.fill(**values), isk.fill(**values)
 
     def keys(self, **values: object) -> dict[str, str]:
-        """Every key attribute of the item: pk, sk and those of each index it is in."""
+        """Every key attribute of the item: pk, sk and those of each index it is in. An item
+        without a value (None) for an index's field is not in that index (a sparse index)."""
         pk, sk = self.key(**values)
         found = {"pk": pk, "sk": sk}
         for index, (ipk, isk) in self.indexes.items():
+            if any(values.get(name) is None for name in (*ipk.fields, *isk.fields)):
+                continue
             pk_name, sk_name = INDEX_ATTRIBUTES[index]
             found[pk_name] = ipk.fill(**values)
             found[sk_name] = isk.fill(**values)

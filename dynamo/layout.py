@@ -9,6 +9,7 @@ from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.families import FAMILY
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD
+from dynamo.moderation import MODERATION
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
 from dynamo.scores import SCORE
@@ -25,6 +26,7 @@ ENTITIES: tuple[Entity, ...] = (
     EMAIL_CLAIM,
     FAMILY,
     PLAY_RECORD,
+    MODERATION,
 )
 """In the order of the README's table."""
 

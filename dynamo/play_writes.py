@@ -194,7 +194,7 @@ async def _attempt(
                 entry=c.entry,
                 improved=c.changed,
                 board=c.board
-                if c.old is not None
+                if not c.first
                 else c.board.model_copy(update={"entry_count": c.board.entry_count + 1}),
             )
             for c in changes

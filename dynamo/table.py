@@ -248,8 +248,10 @@ async def query_items(
     index: str | None = None,
     descending: bool = True,
     start: Mapping[str, str] | None = None,
+    filter_expression: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Up to ``limit`` raw items of a key-condition Query, continuing past a 1 MB page."""
+    """Up to ``limit`` raw items of a key-condition Query, continuing past a 1 MB page (and,
+    with ``filter_expression``, past pages whose items it filtered out)."""
     items: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {
         "TableName": db.table,
@@ -261,6 +263,8 @@ async def query_items(
         kwargs["IndexName"] = index
     if start is not None:
         kwargs["ExclusiveStartKey"] = {k: {"S": v} for k, v in start.items()}
+    if filter_expression is not None:
+        kwargs["FilterExpression"] = filter_expression
     while len(items) < limit:
         kwargs["Limit"] = limit - len(items)
         response = await db.client.query(**kwargs)
@@ -299,6 +303,7 @@ async def query_page(
     after: str | None,
     index: str | None = None,
     descending: bool = True,
+    filter_expression: str | None = None,
 ) -> Page[M]:
     """One page of a key-condition Query, reading one item more than asked to know if more follow.
 
@@ -314,6 +319,7 @@ async def query_page(
         index=index,
         descending=descending,
         start=start,
+        filter_expression=filter_expression,
     )
     shown = raw_items[:first]
     return Page(

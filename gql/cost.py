@@ -124,6 +124,7 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "Query.leaderboardFamily": FieldCost(reads=1),
     "Query.session": FieldCost(reads=1),
     "Query.gameSessions": FieldCost(reads=1, size=_first, items=_PAGE),
+    "Query.moderationLog": FieldCost(reads=1, size=_first, items=_PAGE),
     "Player.entry": FieldCost(reads=1),
     "Player.bestScore": FieldCost(reads=1),
     "Player.scores": FieldCost(reads=1, size=_first, items=_PAGE),
@@ -153,6 +154,7 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "BoardEntryResult.leaderboard": FieldCost(reads=1),
     "BoardEntryResult.rank": FieldCost(reads=RANK),
     # Live: each push re-reads the board's top
+    "Mutation.removeEntry": FieldCost(reads=1),
     "Subscription.leaderboardChanged": FieldCost(reads=2, size=_subscribed, items=("entries",)),
     # Objects already read with their parent
     "ScoreConnection.edges": _FREE,
@@ -172,6 +174,13 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "SubmitScorePayload.errors": _FREE,
     "BoardEntryResult.score": _FREE,
     "LeaderboardTop.entries": _FREE,
+    "ModerationActionConnection.edges": _FREE,
+    "ModerationActionConnection.pageInfo": _FREE,
+    "ModerationActionEdge.node": _FREE,
+    "ModerationAction.removed": _FREE,
+    "RemoveEntryPayload.removed": _FREE,
+    "RemoveEntryPayload.action": _FREE,
+    "RemoveEntryPayload.errors": _FREE,
 }
 """Every field of the schema that returns an object, by ``Type.field``; the other fields are
 free. A test keeps the table complete."""

@@ -9,8 +9,9 @@ from strawberry.types.enum import StrawberryEnumDefinition
 
 from dynamo.errors import ErrorCode
 from dynamo.leaderboards import Operator, Period, SortOrder
+from dynamo.moderation import ModerationAction
 
-__all__ = ["ErrorCode", "Operator", "Period", "SortOrder"]
+__all__ = ["ErrorCode", "ModerationAction", "Operator", "Period", "SortOrder"]
 
 
 def _register(enum: type[Enum], name: str, description: str, values: dict[Enum, str]) -> None:
@@ -74,6 +75,7 @@ _register(
         ErrorCode.LEADERBOARD_NOT_FOUND: "A write or subscription names an unknown board.",
         ErrorCode.LEADERBOARD_EXISTS: "A board or family with this id exists, or holds one of "
         "the family's board ids.",
+        ErrorCode.ENTRY_NOT_FOUND: "The player has no entry on the board to remove.",
         ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt or from its endsAt on.",
         ErrorCode.SUBMISSION_CONFLICT: "A play lost its race too many times in a row; nothing "
         "was written: retry.",
@@ -83,6 +85,8 @@ _register(
         ErrorCode.OUTCOME_UNKNOWN: "A write may have been applied without the database "
         "confirming it: send the play again with the same submissionId.",
         ErrorCode.UNAUTHENTICATED: "A write or private read without a valid API key.",
+        ErrorCode.FORBIDDEN: "The key presented does not allow this: moderation needs an "
+        "admin key.",
         ErrorCode.COST_LIMIT_EXCEEDED: "A document whose worst-case cost is over the limit, or "
         "an operation that reached its cap of database calls: ask for less.",
         ErrorCode.THROTTLED: "This client is over its allowance (cost points, sockets, "
@@ -95,4 +99,11 @@ _register(
         ErrorCode.INTERNAL_SERVER_ERROR: "Anything unexpected; extensions.requestId names it "
         "in the service's log.",
     },
+)
+
+_register(
+    ModerationAction,
+    "ModerationActionKind",
+    "What an operator did.",
+    {ModerationAction.REMOVE_ENTRY: "Took a player's entry off a board (removeEntry)."},
 )

@@ -17,6 +17,7 @@ from gql.inputs import (
     SubmitScoreInput,
 )
 from gql.leaderboards import Leaderboard
+from gql.moderation import ModerationAction, RemoveEntryInput, RemoveEntryPayload
 from gql.payloads import (
     CreateLeaderboardFamilyPayload,
     CreateLeaderboardPayload,
@@ -24,8 +25,8 @@ from gql.payloads import (
     SubmitScorePayload,
 )
 from gql.players import Player
-from resolvers import families, leaderboards, players, plays
-from resolvers.auth import require_authenticated
+from resolvers import families, leaderboards, moderation, players, plays
+from resolvers.auth import require_admin, require_authenticated
 from resolvers.context import Context
 from resolvers.plays import PlayArguments
 
@@ -118,3 +119,21 @@ class Mutation:
         except LeaderboardError as error:
             return SubmitScorePayload(result=None, errors=user_errors(error))
         return SubmitScorePayload(result=result, errors=[])
+
+    @strawberry.mutation(
+        description="Take a player's entry off a board (admin key): its Score item goes, the "
+        "board's entryCount drops by one and the moderation log records the action, in one "
+        "transaction. The player's later plays may enter the board again."
+    )
+    async def remove_entry(
+        self, info: Info[Context, None], input: Annotated[RemoveEntryInput, INPUT]
+    ) -> RemoveEntryPayload:
+        require_admin(info.context)
+        try:
+            removal = await moderation.remove_entry(
+                info.context, str(input.leaderboard_id), str(input.player_id), input.reason
+            )
+        except LeaderboardError as error:
+            return RemoveEntryPayload(removed=None, action=None, errors=user_errors(error))
+        action = ModerationAction.of(removal.action)
+        return RemoveEntryPayload(removed=action.removed()[0], action=action, errors=[])

@@ -15,6 +15,7 @@ from gql.errors import ErrorCodes, log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
 from gql.limits import limit_rule
+from gql.moderation import ModerationAction
 from gql.mutations import Mutation
 from gql.players import Player, asked_ranks
 from gql.scalars import SCALARS
@@ -28,7 +29,7 @@ from gql.validation import (
     DocumentLimits,
     Documents,
 )
-from resolvers import families, leaderboards, players, sessions
+from resolvers import families, leaderboards, moderation, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
 
@@ -123,6 +124,31 @@ class Query:
     ) -> Connection[Session]:
         page = await sessions.resolve_game_sessions(info.context, game_id, first, after)
         return connection(page, Session.of)
+
+    @strawberry.field(
+        description="Every moderation action, newest first; only one board's or one "
+        "player's (or one player's on one board) when named. Needs an admin key."
+    )
+    async def moderation_log(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+        leaderboard_id: Annotated[
+            strawberry.ID | None, strawberry.argument(description="Only this board's actions.")
+        ] = None,
+        player_id: Annotated[
+            strawberry.ID | None, strawberry.argument(description="Only this player's actions.")
+        ] = None,
+    ) -> Connection[ModerationAction]:
+        page = await moderation.resolve_moderation_log(
+            info.context,
+            first,
+            after,
+            str(leaderboard_id) if leaderboard_id is not None else None,
+            str(player_id) if player_id is not None else None,
+        )
+        return connection(page, ModerationAction.of)
 
 
 class LeaderboardSchema(strawberry.Schema):

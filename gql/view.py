@@ -30,7 +30,7 @@ from gql.text import is_text
 from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
-from resolvers.context import Context
+from resolvers.context import Context, Role
 
 __all__ = [
     "API_KEYS",
@@ -290,19 +290,21 @@ class LeaderboardView(GraphQLView[Context, None]):
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
     ) -> Context:
-        authenticated = request.app[API_KEYS].accepts(request.headers.get("Authorization"))
+        caller = request.app[API_KEYS].caller(request.headers.get("Authorization"))
         address = client_address(request, self.guards.trusted_proxy_hops)
         allowances = self.guards.allowances
         context = Context(
             db=request.app[DB],
             clock=request.app[CLOCK],
-            authenticated=authenticated,
+            caller=caller,
             request_id=request.get(REQUEST_ID, ""),
             broker=request.app[BROKER],
             rank_index=request.app.get(RANK_INDEX),
             client_address=address,
             allowance=(
-                allowances.for_client(address) if allowances and not authenticated else None
+                allowances.for_client(address)
+                if allowances and caller.role is Role.ANONYMOUS
+                else None
             ),
             capacity=self.guards.admission,
         )

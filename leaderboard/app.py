@@ -87,7 +87,7 @@ def create_app(
     app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[request_context])
     add_security_headers(app)
     app[CLOCK] = clock
-    app[API_KEYS] = ApiKeys(settings.api_keys)
+    app[API_KEYS] = ApiKeys(settings.api_keys, settings.admin_keys)
     app[BROKER] = Broker()
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:

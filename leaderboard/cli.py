@@ -142,13 +142,17 @@ def _export_schema(output: Path | None) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache: Path) -> int:
-    generated = None
+    generated = admin = None
     if not settings.api_keys and backend.embedded:
         # A development server: make a key so that writes work from GraphiQL at once.
         generated = secrets.token_urlsafe(24)
         settings = replace(settings, api_keys=(generated,))
     elif not settings.api_keys:
         log.warning("LEADERBOARD_API_KEYS is not set: writes and private reads are refused")
+    if not settings.admin_keys and backend.embedded:
+        # and an admin key, so that moderation can be tried too.
+        admin = secrets.token_urlsafe(24)
+        settings = replace(settings, admin_keys=(admin,))
 
     redis_line = ""
     redis: EmbeddedRedis | None = None
@@ -180,6 +184,10 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
             f"             for writes, paste into GraphiQL's Headers pane:\n"
             f'             {{"Authorization": "Bearer {generated}"}}\n'
             if generated
+            else ""
+        ) + (
+            f"  Admin key: {admin}\n             for moderation, in the same header\n"
+            if admin
             else ""
         )
         print(

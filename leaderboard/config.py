@@ -108,7 +108,9 @@ class Settings:
     redis_url: str | None = None
     """The rank index's Redis (LEADERBOARD_REDIS_URL); None answers ranks from the table."""
     api_keys: tuple[str, ...] = ()
-    """Keys that may write and read private data (Authorization: Bearer <key>)."""
+    """Game-server keys: may write and read private data (Authorization: Bearer <key>)."""
+    admin_keys: tuple[str, ...] = ()
+    """Admin keys: all a game-server key may do, and moderation and player data."""
     limits: Limits = field(default_factory=Limits)
 
     @classmethod
@@ -122,8 +124,12 @@ class Settings:
             # Without a configured secret, cursors are valid for the life of the process only.
             cursor_secret=secret.encode() if secret else secrets.token_bytes(32),
             redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
-            api_keys=tuple(
-                k.strip() for k in env.get("LEADERBOARD_API_KEYS", "").split(",") if k.strip()
-            ),
+            api_keys=_keys(env.get("LEADERBOARD_API_KEYS", "")),
+            admin_keys=_keys(env.get("LEADERBOARD_ADMIN_KEYS", "")),
             limits=Limits.from_env(),
         )
+
+
+def _keys(value: str) -> tuple[str, ...]:
+    """A comma-separated list of keys, blanks dropped."""
+    return tuple(k.strip() for k in value.split(",") if k.strip())

@@ -73,6 +73,8 @@ def project(record: Mapping[str, Any]) -> list[Change]:
         old = EntryGuardItem.model_validate(deserialize(body.get("OldImage", {})))
         return [Remove(old.leaderboard_id, old.player_id, old.version + 1)]
     new = EntryGuardItem.model_validate(deserialize(body.get("NewImage", {})))
+    if new.removed:
+        return [Remove(new.leaderboard_id, new.player_id, new.version)]
     if not new.rank_value:
         return []  # written before guards carried their rank value; a rebuild covers it
     return [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import IntEnum
 from typing import Protocol
 
 from dynamo.table import Db, now
@@ -37,6 +38,24 @@ class Capacity(Protocol):
         """Give back what ``reserve`` took."""
 
 
+class Role(IntEnum):
+    """What a caller's key allows, each role all that the one before it does."""
+
+    ANONYMOUS = 0
+    """No key: public reads."""
+    GAME_SERVER = 1
+    """A game-server key: players, boards, plays and private reads."""
+    ADMIN = 2
+    """An admin key: moderation and player data too."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    role: Role = Role.ANONYMOUS
+    actor: str | None = None
+    """A short fingerprint of the key presented (never the key), naming the caller in logs."""
+
+
 @dataclass
 class Context:
     db: Db
@@ -44,8 +63,8 @@ class Context:
     """The service's notion of now (plays are stamped with it; periods are chosen by it)."""
     broker: Broker = field(default_factory=Broker)
     """Where plays announce the boards they changed (shared by the whole app)."""
-    authenticated: bool = False
-    """Whether the request presented a valid API key."""
+    caller: Caller = field(default_factory=Caller)
+    """Who the request's key says the caller is."""
     request_id: str = ""
     rank_index: RankIndex | None = None
     """The Redis rank index, when one is configured."""
@@ -66,6 +85,16 @@ class Context:
     loaders: Loaders = field(init=False)
 
     ranks: RankSource = field(init=False)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the request presented a valid key, of either kind."""
+        return self.caller.role is not Role.ANONYMOUS
+
+    @property
+    def admin(self) -> bool:
+        """Whether the request presented an admin key."""
+        return self.caller.role is Role.ADMIN
 
     def __post_init__(self) -> None:
         self.ranks = RankSource(self.db, self.rank_index)

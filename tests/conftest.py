@@ -29,6 +29,7 @@ from rankindex.projector import Projector
 from tests.fault_proxy import FaultProxy
 
 API_KEYS = ("test-key-current", "test-key-next")
+ADMIN_KEYS = ("test-admin-key",)
 
 
 @pytest.fixture(scope="session")
@@ -148,6 +149,7 @@ def settings(dynamodb_endpoint: str) -> Settings:
         table=f"t-{uuid.uuid4().hex[:12]}",
         cursor_secret=b"test-cursor-secret-0123456789",
         api_keys=API_KEYS,
+        admin_keys=ADMIN_KEYS,
     )
 
 

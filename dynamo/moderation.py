@@ -1,0 +1,254 @@
+"""Moderation: an operator's actions on the boards, and the log that records each of them.
+
+Every action writes one Moderation action item in the same transaction as the change it
+makes, so the log holds exactly the actions that took effect. The log is read newest first:
+all of it (partition ``MODERATION``), one board's (GSI1) or one player's (GSI2); an action
+about no board, or no player, is not in that index.
+
+Removing an entry deletes its Score item and turns its entry guard into a tombstone: the
+guard keeps the removed entry and gains a version, marked ``removed``. The board's
+``entryCount`` drops by one. The tombstone makes the removal a change like any other for
+readers of the table's stream (the rank index drops the entry), and lets the player's next
+entry on the board continue the guard's versions; to plays, a tombstone is no entry.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dynamo.cursors import CursorShape
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, as_score
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.ids import new_session_id
+from dynamo.keys import Entity
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
+from dynamo.outcomes import watching
+from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
+from dynamo.scores import SCORE, ScoreItem
+from dynamo.table import (
+    GSI1,
+    GSI2,
+    Db,
+    Item,
+    Page,
+    batch_get,
+    now,
+    parse,
+    query_page,
+    range_page,
+    serialize,
+)
+
+__all__ = [
+    "MODERATION",
+    "ModerationAction",
+    "ModerationItem",
+    "Removal",
+    "RemovedEntry",
+    "moderation_log",
+    "remove_entry",
+]
+
+MODERATION = Entity.declare(
+    "Moderation action",
+    pk="MODERATION",
+    sk="ACTION#{action_id}",
+    gsi1=("MODERATION#LEADERBOARD#{leaderboard_id}", "ACTION#{action_id}"),
+    gsi2=("MODERATION#PLAYER#{player_id}", "ACTION#{action_id}"),
+)
+
+MAX_ATTEMPTS = 5
+"""Reads and conditional writes of one removal, when plays keep changing the entry."""
+
+
+class ModerationAction(StrEnum):
+    REMOVE_ENTRY = "REMOVE_ENTRY"
+
+
+class RemovedEntry(Item):
+    """An entry an action took off a board, as it stood."""
+
+    leaderboard_id: str
+    score: int
+    attained_at: datetime
+    session_id: str | None = None
+
+
+class ModerationItem(Item):
+    action_id: str
+    """Time-sortable (a ULID): the log reads newest first."""
+    action: ModerationAction
+    at: datetime
+    actor: str
+    """The fingerprint of the key that acted (never the key)."""
+    reason: str
+    leaderboard_id: str | None = None
+    player_id: str | None = None
+    removed: list[RemovedEntry] = []
+
+
+class Removal(Item):
+    """What removing an entry did: the entry removed, and the action recorded."""
+
+    entry: ScoreItem
+    action: ModerationItem
+
+
+async def remove_entry(
+    db: Db, *, leaderboard_id: str, player_id: str, reason: str, actor: str
+) -> Removal:
+    """Take the player's entry off the board in one transaction, conditional on the entry
+    being the one read; ENTRY_NOT_FOUND (nothing written) when the player has none there."""
+    try:
+        for _ in range(MAX_ATTEMPTS):
+            removal = await _attempt(db, leaderboard_id, player_id, reason, actor)
+            if removal is not None:
+                return removal
+    except (BotoCoreError, ClientError) as error:
+        if is_backend_failure(error):
+            raise unavailable() from error
+        raise
+    raise LeaderboardError(
+        ErrorCode.SUBMISSION_CONFLICT,
+        "the entry kept changing while it was being removed; nothing was removed, retry",
+    )
+
+
+async def _attempt(
+    db: Db, leaderboard_id: str, player_id: str, reason: str, actor: str
+) -> Removal | None:
+    """One read and conditional write; None when a play changed the entry in between."""
+    bkey = LEADERBOARD.key(leaderboard_id=leaderboard_id)
+    gkey = ENTRY_GUARD.key(player_id=player_id, leaderboard_id=leaderboard_id)
+    found = await batch_get(db, [bkey, gkey], consistent=True)
+    if bkey not in found:
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_NOT_FOUND,
+            f"no leaderboard {leaderboard_id!r}",
+            Subject.LEADERBOARD,
+        )
+    guard = parse(EntryGuardItem, found[gkey]) if gkey in found else None
+    if guard is None or guard.removed:
+        raise LeaderboardError(
+            ErrorCode.ENTRY_NOT_FOUND,
+            f"player {player_id!r} has no entry on {leaderboard_id!r}",
+            Subject.PLAYER,
+        )
+    board = parse(LeaderboardItem, found[bkey])
+    entry = as_score(guard)
+    action = ModerationItem(
+        action_id=new_session_id(),
+        action=ModerationAction.REMOVE_ENTRY,
+        at=now(),
+        actor=actor,
+        reason=reason,
+        leaderboard_id=leaderboard_id,
+        player_id=player_id,
+        removed=[
+            RemovedEntry(
+                leaderboard_id=leaderboard_id,
+                score=guard.score,
+                attained_at=guard.attained_at,
+                session_id=guard.session_id,
+            )
+        ],
+    )
+    items = _removal_items(db.table, board, guard, action)
+    with watching(f"moderation action {action.action_id}") as write:
+        try:
+            await db.client.transact_write_items(
+                TransactItems=items, ClientRequestToken=action.action_id
+            )
+        except (BotoCoreError, ClientError) as error:
+            if (
+                isinstance(error, ClientError)
+                and error.response["Error"]["Code"] == "TransactionCanceledException"
+            ):
+                return None  # the entry changed since it was read: read it again
+            if write.outcome_unknown:
+                raise outcome_unknown(f" (moderation action {action.action_id})") from error
+            raise
+    return Removal(entry=entry, action=action)
+
+
+def _removal_items(
+    table: str, board: LeaderboardItem, guard: EntryGuardItem, action: ModerationItem
+) -> list[Any]:
+    tombstone = guard.model_copy(update={"version": guard.version + 1, "removed": True})
+    score_key = {"pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id), "sk": guard.score_sk}
+    return [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": serialize(ENTRY_GUARD.item(tombstone)),
+                "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
+                "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
+            }
+        },
+        {"Delete": {"TableName": table, "Key": serialize(score_key)}},
+        {
+            "Update": {
+                "TableName": table,
+                "Key": serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
+                "UpdateExpression": "ADD entryCount :minus",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeValues": serialize({":minus": -1}),
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": serialize(MODERATION.item(action)),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+    ]
+
+
+async def moderation_log(
+    db: Db,
+    first: int,
+    after: str | None,
+    *,
+    leaderboard_id: str | None = None,
+    player_id: str | None = None,
+) -> Page[ModerationItem]:
+    """The actions, newest first: all, one board's (GSI1), one player's (GSI2), or one
+    player's on one board (the player's, filtered by board)."""
+    if player_id is not None:
+        index, (ipk, isk) = GSI2, MODERATION.indexes[GSI2]
+        pk = ipk.fill(player_id=player_id)
+    elif leaderboard_id is not None:
+        index, (ipk, isk) = GSI1, MODERATION.indexes[GSI1]
+        pk = ipk.fill(leaderboard_id=leaderboard_id)
+    else:
+        return await _all_actions(db, first, after)
+    attribute = "gsi2" if index == GSI2 else "gsi1"
+    both = player_id is not None and leaderboard_id is not None
+    return await query_page(
+        db,
+        ModerationItem,
+        key_condition=f"{attribute}pk = :pk",
+        values={":pk": pk, **({":board": leaderboard_id} if both else {})},
+        cursor_shape=CursorShape(
+            exact={f"{attribute}pk": pk},
+            prefixes={
+                f"{attribute}sk": isk.prefix,
+                "pk": MODERATION.pk.prefix,
+                "sk": MODERATION.sk.prefix,
+            },
+        ),
+        first=first,
+        after=after,
+        index=index,
+        filter_expression="leaderboardId = :board" if both else None,
+    )
+
+
+async def _all_actions(db: Db, first: int, after: str | None) -> Page[ModerationItem]:
+    pk, prefix = MODERATION.pk.fill(), MODERATION.sk.prefix
+    return await range_page(db, ModerationItem, pk, prefix, first, after)

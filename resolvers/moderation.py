@@ -1,0 +1,61 @@
+"""Resolve functions for moderation: removing an entry, and the moderation log."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from dynamo import moderation
+from dynamo.errors import ErrorCode, Subject
+from dynamo.moderation import ModerationItem, Removal
+from dynamo.table import Page
+from resolvers.auth import require_admin
+from resolvers.context import Context
+from resolvers.inputs import FieldError, clean_id, naming, page_of
+
+__all__ = ["MAX_REASON", "clean_reason", "remove_entry", "resolve_moderation_log"]
+
+MAX_REASON = 500
+
+
+def clean_reason(value: str, field: str = "reason") -> str:
+    """Why an operator acts, as the log keeps it: 1-500 printable characters, trimmed."""
+    reason = value.strip()
+    if not reason or len(reason) > MAX_REASON or not reason.isprintable():
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"{field} must be 1-{MAX_REASON} printable characters",
+            field,
+        )
+    return reason
+
+
+async def remove_entry(ctx: Context, leaderboard_id: str, player_id: str, reason: str) -> Removal:
+    """Take the player's entry off the board (admin key); its subscribers are told."""
+    require_admin(ctx)
+    board = clean_id(leaderboard_id, "leaderboardId")
+    player = clean_id(player_id, "playerId")
+    why = clean_reason(reason)
+    actor = ctx.caller.actor or ""
+    with naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}):
+        removal = await moderation.remove_entry(
+            ctx.db, leaderboard_id=board, player_id=player, reason=why, actor=actor
+        )
+    ctx.loaders.entry.clear((player, board))
+    ctx.loaders.leaderboard.clear(board)
+    ctx.broker.publish(board)
+    return removal
+
+
+async def resolve_moderation_log(
+    ctx: Context,
+    first: int | None,
+    after: str | None,
+    leaderboard_id: str | None,
+    player_id: str | None,
+) -> Page[ModerationItem]:
+    """Every moderation action, newest first, of one board or player if named (admin key)."""
+    require_admin(ctx)
+    board = clean_id(leaderboard_id, "leaderboardId") if leaderboard_id is not None else None
+    player = clean_id(player_id, "playerId") if player_id is not None else None
+    read = partial(moderation.moderation_log, ctx.db, leaderboard_id=board, player_id=player)
+    return await page_of(read, first, after)
