@@ -47,7 +47,7 @@ def entry_change(
     session_id: str,
 ) -> EntryChange:
     """Apply the board's operator; raises SCORE_OUT_OF_RANGE for a result the board can't hold."""
-    if score > board.max_score:
+    if score > board.width_max:
         raise _out_of_range(board)
     fresh = ScoreItem(
         leaderboard_id=board.leaderboard_id,
@@ -74,7 +74,7 @@ def entry_change(
         if score == 0:
             return EntryChange(board, old, standing, changed=False)
         total = old.score + score
-        if total > board.max_score:
+        if total > board.width_max:
             raise _out_of_range(board)
         attained = fresh if newer else standing
         return EntryChange(board, old, attained.model_copy(update={"score": total}), changed=True)
@@ -87,7 +87,7 @@ def entry_change(
 def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
     return LeaderboardError(
         ErrorCode.SCORE_OUT_OF_RANGE,
-        f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.max_score}",
+        f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.width_max}",
         Subject.SCORE,
     )
 

@@ -24,6 +24,7 @@ __all__ = [
     "get_leaderboard",
     "get_leaderboards",
     "is_family_board_id",
+    "largest_score",
     "reserved_id_message",
 ]
 
@@ -31,6 +32,11 @@ LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", s
 
 MAX_SCORE_WIDTH = 15
 """Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
+
+
+def largest_score(score_width: int) -> int:
+    """The largest score of ``score_width`` digits: 10^width - 1."""
+    return int(10**score_width) - 1
 
 
 class Period(StrEnum):
@@ -73,8 +79,9 @@ class LeaderboardItem(Item):
     created_at: datetime
 
     @property
-    def max_score(self) -> int:
-        return int(10**self.score_width) - 1
+    def width_max(self) -> int:
+        """The largest score the board's width holds: 10^scoreWidth - 1."""
+        return largest_score(self.score_width)
 
     def is_open(self, at: datetime) -> bool:
         """Whether a score attained at ``at`` may enter this board: startsAt <= at < endsAt."""

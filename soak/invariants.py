@@ -391,11 +391,11 @@ def _check_sessions(snap: Snapshot) -> list[Violation]:
                     f"played at {session.played_at.isoformat()}, when board {board_id!r}"
                     f" was closed ({board.starts_at} .. {board.ends_at})",
                 )
-            if session.score > board.max_score:
+            if session.score > board.width_max:
                 add(
                     Kind.SCORE_RANGE,
                     f"score {session.score} is above board {board_id!r}'s maximum"
-                    f" {board.max_score}",
+                    f" {board.width_max}",
                 )
     return found
 
@@ -503,7 +503,7 @@ def _check_entry(
         )
     if score.ttl != board.ttl:
         add(Kind.ENTRY_TTL, f"the Score item's ttl is {score.ttl}, the board's {board.ttl}")
-    if expected.score > board.max_score:
+    if expected.score > board.width_max:
         add(Kind.SCORE_RANGE, f"the entry {expected.score} is above the board's maximum")
     if guard is not None:
         differences = _guard_differences(board, guard, keyed)
