@@ -84,6 +84,7 @@ class Kind(StrEnum):
     SESSION_BOARDS = "session-boards"
     """A session of an unknown player, naming no board, an unknown board, or a closed one."""
     SCORE_RANGE = "score-range"
+    """A session's score outside a board's bounds, or an entry past the board's width."""
     MISSING_ENTRY = "missing-entry"
     """Sessions on a board but no Score item or no entry guard."""
     UNEXPECTED_ENTRY = "unexpected-entry"
@@ -391,11 +392,10 @@ def _check_sessions(snap: Snapshot) -> list[Violation]:
                     f"played at {session.played_at.isoformat()}, when board {board_id!r}"
                     f" was closed ({board.starts_at} .. {board.ends_at})",
                 )
-            if session.score > board.width_max:
+            if not board.admits(session.score):
                 add(
                     Kind.SCORE_RANGE,
-                    f"score {session.score} is above board {board_id!r}'s maximum"
-                    f" {board.width_max}",
+                    f"score {session.score} is outside board {board_id!r}'s bounds {board.bounds}",
                 )
     return found
 
