@@ -1,6 +1,9 @@
 """What one play does to one board entry, and the transaction items that write it.
 
-The board's operator decides the player's new entry: BEST keeps the better of the standing
+A play's score must lie within the board's bounds (its ``minScore`` and ``maxScore``, which
+default to 0 and the width's largest score); on an INCREMENT board they bound the amount a play
+adds, while the total is held to the width. The board's operator decides the player's new
+entry: BEST keeps the better of the standing
 entry and the new score, LATEST takes the new score, INCREMENT adds it to the standing total.
 Plays are ordered by when they were played (``attainedAt``, then the time-sortable session
 id), not by when they are recorded: a play recorded after a newer one (it waited on a slower
@@ -52,9 +55,10 @@ def entry_change(
     at: datetime,
     session_id: str,
 ) -> EntryChange:
-    """Apply the board's operator; raises SCORE_OUT_OF_RANGE for a result the board can't hold."""
-    if score > board.max_score:
-        raise _out_of_range(board)
+    """Apply the board's operator; raises SCORE_OUT_OF_RANGE for a score outside the board's
+    bounds or a result the board can't hold."""
+    if not board.admits(score):
+        raise _outside_bounds(board, score) if board.bounded else _out_of_range(board)
     fresh = ScoreItem(
         leaderboard_id=board.leaderboard_id,
         player_id=player_id,
@@ -80,7 +84,7 @@ def entry_change(
         if score == 0:
             return EntryChange(board, old, standing, changed=False)
         total = old.score + score
-        if total > board.max_score:
+        if total > board.width_max:
             raise _out_of_range(board)
         attained = fresh if newer else standing
         return EntryChange(board, old, attained.model_copy(update={"score": total}), changed=True)
@@ -90,10 +94,19 @@ def entry_change(
     return EntryChange(board, old, standing, changed=False)
 
 
+def _outside_bounds(board: LeaderboardItem, score: int) -> LeaderboardError:
+    low, high = board.bounds
+    return LeaderboardError(
+        ErrorCode.SCORE_OUT_OF_RANGE,
+        f"score {score} is outside the bounds of {board.leaderboard_id!r} ({low} to {high})",
+        Subject.SCORE,
+    )
+
+
 def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
     return LeaderboardError(
         ErrorCode.SCORE_OUT_OF_RANGE,
-        f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.max_score}",
+        f"the entry on {board.leaderboard_id!r} must stay between 0 and {board.width_max}",
         Subject.SCORE,
     )
 

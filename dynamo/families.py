@@ -57,6 +57,11 @@ class FamilyItem(Item):
     sort_order: SortOrder = SortOrder.DESC
     operator: Operator = Operator.BEST
     score_width: int = 10
+    min_score: int | None = None
+    """The lowest score a play may enter on the family's boards; None when only 0 bounds it."""
+    max_score: int | None = None
+    """The highest score a play may enter on the family's boards; None when only the width
+    bounds it."""
     season_start: datetime | None = None
     season_days: int | None = None
     retention_days: int = 30
@@ -110,7 +115,8 @@ def period_window(family: FamilyItem, at: datetime) -> PeriodWindow | None:
 def concrete_board(
     family: FamilyItem, window: PeriodWindow, created_at: datetime
 ) -> LeaderboardItem:
-    """The Leaderboard item of one period of ``family`` (as written by its first submission)."""
+    """The Leaderboard item of one period of ``family`` (as written by its first submission),
+    with the family's rules and bounds."""
     expires = window.ends_at + timedelta(days=family.retention_days)
     return LeaderboardItem(
         leaderboard_id=window.leaderboard_id,
@@ -119,6 +125,8 @@ def concrete_board(
         sort_order=family.sort_order,
         operator=family.operator,
         score_width=family.score_width,
+        min_score=family.min_score,
+        max_score=family.max_score,
         starts_at=window.starts_at,
         ends_at=window.ends_at,
         family_id=family.family_id,

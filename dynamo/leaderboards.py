@@ -24,6 +24,7 @@ __all__ = [
     "get_leaderboard",
     "get_leaderboards",
     "is_family_board_id",
+    "largest_score",
     "reserved_id_message",
 ]
 
@@ -31,6 +32,11 @@ LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", s
 
 MAX_SCORE_WIDTH = 15
 """Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
+
+
+def largest_score(score_width: int) -> int:
+    """The largest score of ``score_width`` digits: 10^width - 1."""
+    return int(10**score_width) - 1
 
 
 class Period(StrEnum):
@@ -63,6 +69,10 @@ class LeaderboardItem(Item):
     sort_order: SortOrder = SortOrder.DESC
     operator: Operator = Operator.BEST
     score_width: int = 10
+    min_score: int | None = None
+    """The lowest score a play may enter; None when only 0 bounds it."""
+    max_score: int | None = None
+    """The highest score a play may enter; None when only the width bounds it."""
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     entry_count: int = 0
@@ -73,8 +83,28 @@ class LeaderboardItem(Item):
     created_at: datetime
 
     @property
-    def max_score(self) -> int:
-        return int(10**self.score_width) - 1
+    def width_max(self) -> int:
+        """The largest score the board's width holds: 10^scoreWidth - 1."""
+        return largest_score(self.score_width)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the board has a minScore or a maxScore of its own."""
+        return self.min_score is not None or self.max_score is not None
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """The lowest and highest score a play may enter: minScore (0 when unset) and
+        maxScore (the width's largest when unset)."""
+        low = 0 if self.min_score is None else self.min_score
+        high = self.width_max if self.max_score is None else self.max_score
+        return low, high
+
+    def admits(self, score: int) -> bool:
+        """Whether a play's score lies within the board's bounds (on an INCREMENT board, the
+        amount the play adds; its total is held to the width alone)."""
+        low, high = self.bounds
+        return low <= score <= high
 
     def is_open(self, at: datetime) -> bool:
         """Whether a score attained at ``at`` may enter this board: startsAt <= at < endsAt."""

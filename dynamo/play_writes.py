@@ -71,9 +71,10 @@ class _Retry(Exception):
 async def record_play(db: Db, play: Play, *, clock: Callable[[], datetime] = now) -> PlayResult:
     """Record one play, whose ids and numbers are valid (resolvers/inputs.py checks a client's).
     Raises LeaderboardError for what the table refuses (an unknown player or board, a closed
-    board, a score past what the entry or the player's totals carry), and for a
-    database that failed (BACKEND_UNAVAILABLE, or OUTCOME_UNKNOWN when the play may have been
-    recorded all the same)."""
+    board, a score outside a board's bounds or past what the entry or the player's totals
+    carry), and for a database that failed (BACKEND_UNAVAILABLE, or OUTCOME_UNKNOWN when the
+    play may have been recorded all the same). Every board is decided before anything is
+    written, so a play refused on one board writes nothing on any."""
     try:
         return await _record(db, play, clock)
     except (BotoCoreError, ClientError) as error:

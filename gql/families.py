@@ -11,6 +11,7 @@ from strawberry.types import Info
 from dynamo.families import FamilyItem
 from gql.enums import Operator, Period, SortOrder
 from gql.leaderboards import Leaderboard
+from gql.scalars import Long
 from resolvers import families
 from resolvers.context import Context
 
@@ -54,6 +55,20 @@ class LeaderboardFamily:
     @strawberry.field(description="Digits a score may have on the family's boards.")
     def score_width(self) -> int:
         return self.item.score_width
+
+    @strawberry.field(
+        description="Lowest score a play may enter on the family's boards; null when only 0 "
+        "bounds it."
+    )
+    def min_score(self) -> Long | None:
+        return Long(self.item.min_score) if self.item.min_score is not None else None
+
+    @strawberry.field(
+        description="Highest score a play may enter on the family's boards; null when only "
+        "their width bounds it."
+    )
+    def max_score(self) -> Long | None:
+        return Long(self.item.max_score) if self.item.max_score is not None else None
 
     @strawberry.field(description="Start of season 1 (SEASON families).")
     def season_start(self) -> datetime | None:

@@ -17,6 +17,17 @@ __all__ = [
     "SubmitScoreInput",
 ]
 
+MIN_SCORE = (
+    "Lowest score a play may enter, 0 to 10^scoreWidth - 1; a lower score is refused "
+    "(SCORE_OUT_OF_RANGE). On INCREMENT boards it bounds each play's amount, not the total. "
+    "Omit it for no bound but 0."
+)
+MAX_SCORE = (
+    "Highest score a play may enter, minScore to 10^scoreWidth - 1; a higher score is refused "
+    "(SCORE_OUT_OF_RANGE). On INCREMENT boards it bounds each play's amount, not the total. "
+    "Omit it for no bound but the width."
+)
+
 
 @strawberry.input(description="A new player.")
 class CreatePlayerInput:
@@ -29,7 +40,7 @@ class CreatePlayerInput:
 
 
 @strawberry.input(
-    description="A new leaderboard. Its id, sort order, operator and width never change."
+    description="A new leaderboard. Its id, sort order, operator, width and bounds never change."
 )
 class CreateLeaderboardInput:
     id: strawberry.ID = strawberry.field(description="Board id (1-64 of A-Z a-z 0-9 _ . -).")
@@ -42,6 +53,8 @@ class CreateLeaderboardInput:
         default=Operator.BEST, description="How a play changes a player's entry."
     )
     score_width: int = strawberry.field(default=10, description="Digits a score may have, 1 to 15.")
+    min_score: Long | None = strawberry.field(default=None, description=MIN_SCORE)
+    max_score: Long | None = strawberry.field(default=None, description=MAX_SCORE)
     starts_at: datetime | None = strawberry.field(
         default=None, description="First instant scores are accepted."
     )
@@ -65,6 +78,8 @@ class CreateLeaderboardFamilyInput:
         default=Operator.BEST, description="How a play changes a player's entry."
     )
     score_width: int = strawberry.field(default=10, description="Digits a score may have, 1 to 15.")
+    min_score: Long | None = strawberry.field(default=None, description=MIN_SCORE)
+    max_score: Long | None = strawberry.field(default=None, description=MAX_SCORE)
     season_start: datetime | None = strawberry.field(
         default=None, description="Start of season 1 (required for SEASON)."
     )
@@ -92,8 +107,9 @@ class SubmitScoreInput:
     )
     game_id: strawberry.ID = strawberry.field(description="The game played.")
     score: Long = strawberry.field(
-        description="The score, 0 to 10^scoreWidth - 1 of each board (for INCREMENT boards, the "
-        "amount to add; the total must stay within the width)."
+        description="The score, within the minScore and maxScore of each board (by default 0 "
+        "to 10^scoreWidth - 1; for INCREMENT boards, the amount to add, while the total must "
+        "stay within the width)."
     )
     duration_sec: int | None = strawberry.field(
         default=None, description="How long the play took, in seconds."

@@ -12,6 +12,7 @@ from dynamo.leaderboards import LeaderboardItem
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.enums import Operator, Period, SortOrder
 from gql.lookahead import selected
+from gql.scalars import Long
 from gql.scores import Rank, Score
 from resolvers import families, leaderboards
 from resolvers.context import Context
@@ -54,6 +55,20 @@ class Leaderboard:
     )
     def score_width(self) -> int:
         return self.item.score_width
+
+    @strawberry.field(
+        description="Lowest score a play may enter on this board; null when only 0 bounds it. "
+        "On INCREMENT boards it bounds each play's amount, not the total."
+    )
+    def min_score(self) -> Long | None:
+        return Long(self.item.min_score) if self.item.min_score is not None else None
+
+    @strawberry.field(
+        description="Highest score a play may enter on this board; null when only its width "
+        "bounds it. On INCREMENT boards it bounds each play's amount, not the total."
+    )
+    def max_score(self) -> Long | None:
+        return Long(self.item.max_score) if self.item.max_score is not None else None
 
     @strawberry.field(description="First instant scores are accepted; null for no start.")
     def starts_at(self) -> datetime | None:

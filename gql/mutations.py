@@ -68,6 +68,8 @@ class Mutation:
                 score_width=input.score_width,
                 starts_at=input.starts_at,
                 ends_at=input.ends_at,
+                min_score=input.min_score,
+                max_score=input.max_score,
             )
         except LeaderboardError as error:
             return CreateLeaderboardPayload(leaderboard=None, errors=user_errors(error))
@@ -91,6 +93,8 @@ class Mutation:
                 season_start=input.season_start,
                 season_days=input.season_days,
                 retention_days=input.retention_days,
+                min_score=input.min_score,
+                max_score=input.max_score,
             )
         except LeaderboardError as error:
             return CreateLeaderboardFamilyPayload(family=None, errors=user_errors(error))

@@ -78,6 +78,8 @@ async def create_family(
     season_start: datetime | None,
     season_days: int | None,
     retention_days: int,
+    min_score: int | None = None,
+    max_score: int | None = None,
 ) -> FamilyItem:
     family = FamilyItem(
         family_id=clean_id(family_id, "id"),
@@ -87,6 +89,8 @@ async def create_family(
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
+        min_score=min_score,
+        max_score=max_score,
         season_start=clean_instant(season_start, "seasonStart") if season_start else None,
         season_days=season_days,
         retention_days=retention_days,
@@ -100,6 +104,6 @@ async def create_family(
         family.season_days,
         family.retention_days,
     )
-    check_board_shape(family.score_width)
+    check_board_shape(family.score_width, min_score=family.min_score, max_score=family.max_score)
     with naming({Subject.FAMILY: "id"}):
         return await families.create_family(ctx.db, family)

@@ -22,7 +22,7 @@ from dynamo.emails import normalize_email
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS
 from dynamo.ids import ID_PATTERN
-from dynamo.leaderboards import MAX_SCORE_WIDTH, Period
+from dynamo.leaderboards import MAX_SCORE_WIDTH, Period, largest_score
 from dynamo.table import Item, Page
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "FieldError",
     "check_board_shape",
     "check_family_shape",
+    "check_score_bounds",
     "clean_email",
     "clean_id",
     "clean_id_list",
@@ -172,17 +173,44 @@ def clean_instant(value: datetime, field: str) -> datetime:
 
 
 def check_board_shape(
-    score_width: int, starts_at: datetime | None = None, ends_at: datetime | None = None
+    score_width: int,
+    starts_at: datetime | None = None,
+    ends_at: datetime | None = None,
+    *,
+    min_score: int | None = None,
+    max_score: int | None = None,
 ) -> None:
-    """A board definition that can hold scores correctly: its width, and its window."""
+    """A board definition that can hold scores correctly: its width, its bounds and its
+    window."""
     if not 1 <= score_width <= MAX_SCORE_WIDTH:
         raise FieldError(
             ErrorCode.INVALID_ARGUMENT,
             f"scoreWidth must be between 1 and {MAX_SCORE_WIDTH}",
             "scoreWidth",
         )
+    check_score_bounds(score_width, min_score, max_score)
     if starts_at and ends_at and ends_at <= starts_at:
         raise FieldError(ErrorCode.INVALID_ARGUMENT, "endsAt must be after startsAt", "endsAt")
+
+
+def check_score_bounds(score_width: int, min_score: int | None, max_score: int | None) -> None:
+    """``minScore`` and ``maxScore``, where given, each within the scores of the width, and
+    ``minScore`` not above ``maxScore``."""
+    widest = largest_score(score_width)
+    for value, field in ((min_score, "minScore"), (max_score, "maxScore")):
+        if value is not None and not 0 <= value <= widest:
+            raise FieldError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"{field} must be between 0 and {widest}, the largest score of "
+                f"scoreWidth {score_width}",
+                field,
+            )
+    if min_score is not None and max_score is not None and min_score > max_score:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"minScore ({min_score}) must not be above maxScore ({max_score})",
+            "minScore",
+        )
 
 
 def check_family_shape(

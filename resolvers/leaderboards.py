@@ -136,6 +136,8 @@ async def create_leaderboard(
     score_width: int,
     starts_at: datetime | None,
     ends_at: datetime | None,
+    min_score: int | None = None,
+    max_score: int | None = None,
 ) -> LeaderboardItem:
     board = LeaderboardItem(
         leaderboard_id=clean_id(leaderboard_id, "id"),
@@ -144,13 +146,21 @@ async def create_leaderboard(
         sort_order=sort_order,
         operator=operator,
         score_width=score_width,
+        min_score=min_score,
+        max_score=max_score,
         starts_at=clean_instant(starts_at, "startsAt") if starts_at else None,
         ends_at=clean_instant(ends_at, "endsAt") if ends_at else None,
         created_at=ctx.clock(),
     )
     if is_family_board_id(board.leaderboard_id):
         raise FieldError(ErrorCode.INVALID_ID, reserved_id_message(board.leaderboard_id), "id")
-    check_board_shape(board.score_width, board.starts_at, board.ends_at)
+    check_board_shape(
+        board.score_width,
+        board.starts_at,
+        board.ends_at,
+        min_score=board.min_score,
+        max_score=board.max_score,
+    )
     with naming({Subject.LEADERBOARD: "id"}):
         await leaderboards.create_leaderboard(ctx.db, board)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)

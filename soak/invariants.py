@@ -84,6 +84,7 @@ class Kind(StrEnum):
     SESSION_BOARDS = "session-boards"
     """A session of an unknown player, naming no board, an unknown board, or a closed one."""
     SCORE_RANGE = "score-range"
+    """A session's score outside a board's bounds, or an entry past the board's width."""
     MISSING_ENTRY = "missing-entry"
     """Sessions on a board but no Score item or no entry guard."""
     UNEXPECTED_ENTRY = "unexpected-entry"
@@ -391,11 +392,10 @@ def _check_sessions(snap: Snapshot) -> list[Violation]:
                     f"played at {session.played_at.isoformat()}, when board {board_id!r}"
                     f" was closed ({board.starts_at} .. {board.ends_at})",
                 )
-            if session.score > board.max_score:
+            if not board.admits(session.score):
                 add(
                     Kind.SCORE_RANGE,
-                    f"score {session.score} is above board {board_id!r}'s maximum"
-                    f" {board.max_score}",
+                    f"score {session.score} is outside board {board_id!r}'s bounds {board.bounds}",
                 )
     return found
 
@@ -503,7 +503,7 @@ def _check_entry(
         )
     if score.ttl != board.ttl:
         add(Kind.ENTRY_TTL, f"the Score item's ttl is {score.ttl}, the board's {board.ttl}")
-    if expected.score > board.max_score:
+    if expected.score > board.width_max:
         add(Kind.SCORE_RANGE, f"the entry {expected.score} is above the board's maximum")
     if guard is not None:
         differences = _guard_differences(board, guard, keyed)

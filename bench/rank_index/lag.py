@@ -48,7 +48,7 @@ async def measure_lag(
     timed_out = score_checked = 0
     for n in range(count):
         player = players[n % len(players)]
-        score = min(board.scores[player] + rng.randint(1, top), board.item.max_score)
+        score = min(board.scores[player] + rng.randint(1, top), board.item.width_max)
         variables = {
             "input": {
                 "playerId": player,
