@@ -16,7 +16,12 @@ The Session items are the record of every play; everything else must follow from
   queue commits a player's plays in play order) the entry is exact: the earliest of equal best
   scores, and its version is the number of plays that changed it;
 - no Score item or guard exists without a session on its board;
-- every board's ``entryCount`` is the number of distinct players with a session on it;
+- an entry an operator removed (``removeEntry``) counts no session played up to the removal:
+  the entry is the operator's result over the later ones, and without any its guard is a
+  tombstone (``removed``) and it has no Score item (its versions continue across the
+  removal, so they are only checked to grow);
+- every board's ``entryCount`` is the number of distinct players with a session on it (a
+  session that counts, after any removal of the player's entry there);
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
 - a ``submissionId`` is recorded by at most one session, and its play record points at it;
 - every session names existing boards, each open at the time it was played;
@@ -42,6 +47,7 @@ from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
 from dynamo.layout import entity_of
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
+from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
@@ -141,6 +147,8 @@ class Snapshot:
     guards: dict[Pair, EntryGuardItem] = field(default_factory=dict)
     records: dict[tuple[str, str], PlayRecord] = field(default_factory=dict)
     """(playerId, submissionId) -> play record."""
+    removals: dict[Pair, datetime] = field(default_factory=dict)
+    """(playerId, leaderboardId) -> when an operator last removed the entry."""
     problems: list[Violation] = field(default_factory=list)
 
 
@@ -259,6 +267,13 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         family = FamilyItem.model_validate(raw)
         snap.families[family.family_id] = family
         expected = FAMILY.keys_of(family)
+    elif entity is MODERATION:
+        action = ModerationItem.model_validate(raw)
+        expected = MODERATION.keys_of(action)
+        if action.action is ModerationAction.REMOVE_ENTRY and action.player_id is not None:
+            for removed in action.removed:
+                pair = (action.player_id, removed.leaderboard_id)
+                snap.removals[pair] = max(action.at, snap.removals.get(pair, action.at))
     else:
         snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, "no known item has this key"))
         return
@@ -304,7 +319,10 @@ def check(snap: Snapshot, *, single_writer: bool = False) -> list[Violation]:
     for session in snap.sessions.values():
         by_player[session.player_id].append(session)
         for board_id in dict.fromkeys(session.leaderboard_ids):
-            by_pair[(session.player_id, board_id)].append(session)
+            pair = (session.player_id, board_id)
+            removed = snap.removals.get(pair)
+            if removed is None or session.played_at > removed:
+                by_pair[pair].append(session)
     found = [
         *snap.problems,
         *_check_players(snap, by_player),
@@ -413,6 +431,7 @@ def _check_entries(
                 snap.scores.get(pair, []),
                 snap.guards.get(pair),
                 single_writer=single_writer,
+                removed=pair in snap.removals,
             )
         )
     return found
@@ -441,6 +460,7 @@ def _check_entry(
     guard: EntryGuardItem | None,
     *,
     single_writer: bool,
+    removed: bool = False,
 ) -> list[Violation]:
     subject = _pair_subject(pair)
     found: list[Violation] = []
@@ -448,6 +468,10 @@ def _check_entry(
     def add(kind: Kind, message: str) -> None:
         found.append(Violation(kind, subject, message))
 
+    if not sessions and removed and not scores and (guard is None or guard.removed):
+        return found  # removed, and not entered since
+    if guard is not None and guard.removed:
+        add(Kind.GUARD_MISMATCH, "the entry guard is a tombstone but the entry stands")
     if not sessions:
         what = [
             n for n, present in (("a Score item", scores), ("an entry guard", guard)) if present
@@ -489,7 +513,9 @@ def _check_entry(
                 f"the Score item names session {score.session_id} at"
                 f" {score.attained_at.isoformat()}; {board.operator} picks {picks}",
             )
-    if single_writer:
+    if removed:
+        pass  # the guard's versions continue across the removal
+    elif single_writer:
         if score.version != expected.version:
             add(
                 Kind.ENTRY_VERSION,

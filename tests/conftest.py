@@ -182,12 +182,28 @@ async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
         yield served
 
 
+def patient(settings: Settings) -> Settings:
+    """``settings`` with a minute for each request and its wait in a player's queue: for tests
+    of exactness under contention, where dozens of plays of one player queue behind each
+    other and a slow machine must not turn the wait into a refusal."""
+    limits = replace(settings.limits, request_deadline=60.0, queue_timeout=50.0)
+    return replace(settings, limits=limits)
+
+
+@pytest.fixture
+async def patient_api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
+    """A service with :func:`patient` limits."""
+    async with _serve(patient(settings), graphiql_assets) as served:
+        yield served
+
+
 @pytest.fixture
 async def instances(settings: Settings) -> AsyncIterator[list[Api]]:
     """Three service instances (each its own client, loaders and per-player queues) on one
-    table: what several processes behind a load balancer look like to DynamoDB."""
+    table: what several processes behind a load balancer look like to DynamoDB. Their limits
+    are :func:`patient`: these tests race plays, they do not time them."""
     async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(_serve(settings, None)) for _ in range(3)]
+        yield [await stack.enter_async_context(_serve(patient(settings), None)) for _ in range(3)]
 
 
 @dataclass

@@ -10,9 +10,11 @@ from dynamo import ranks
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
-from dynamo.scores import SCORE, ScoreItem
+from dynamo.scores import SCORE, ScoreItem, sort_values
+from dynamo.table import serialize
 from gql.auth import ApiKeys, fingerprint
 from resolvers.context import Role
+from soak.invariants import Kind, check_table
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed
 from tests.scan import scan_items
 from tests.test_subscriptions import WATCH, _next, _subscribed
@@ -227,3 +229,34 @@ async def test_the_log_lists_actions_newest_first_by_board_and_player(api: Api) 
     assert [e["node"]["reason"] for e in rest["data"]["moderationLog"]["edges"]] == ["one"]
     forged = await api.raw(LOG, {"after": "forged"}, key=ADMIN)
     assert [e["extensions"]["code"] for e in forged["errors"]] == ["INVALID_CURSOR"]
+
+
+@pytest.mark.parametrize("operator", ["BEST", "LATEST", "INCREMENT"])
+async def test_the_table_invariants_hold_across_removals_and_new_entries(
+    api: Api, operator: str
+) -> None:
+    await _board(api, operator=operator)
+    await _remove(api, "b", "ann")
+    await _remove(api, "b", "bob")
+    assert (await api.submit("bob", "b", 5))["errors"] == []
+    assert (await api.submit("bob", "b", 7))["errors"] == []
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+    # A Score item left beside a tombstone is caught.
+    items = await scan_items(api.db)
+    guard = next(i for i in items if ENTRY_GUARD.holds(i) and i["playerId"] == "ann")
+    stale = ScoreItem(
+        leaderboard_id="b",
+        player_id="ann",
+        score=guard["score"],
+        attained_at=guard["attainedAt"],
+        session_id=guard["sessionId"],
+        version=guard["version"],
+    )
+    board = await get_leaderboard(api.db, "b")
+    assert board is not None
+    await api.db.client.put_item(
+        TableName=api.db.table,
+        Item=serialize(SCORE.item(stale, **sort_values(board, stale))),
+    )
+    found = await check_table(api.db.client, api.db.table, single_writer=True)
+    assert {v.kind for v in found} >= {Kind.UNEXPECTED_ENTRY}
