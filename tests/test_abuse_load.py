@@ -152,9 +152,14 @@ async def test_heavy_documents_do_not_starve_small_queries(api: Api) -> None:
                 assert "errors" not in body, body
                 outcomes.append("answered")
             else:
-                # Shed while the process held as many of them as its capacity takes.
+                # Shed while the process held as many of them as its capacity takes, or, on
+                # a slow machine, cut at the request's time budget: bounded either way.
                 assert (status, headers["Retry-After"]) == (503, "1"), body
-                assert body["errors"][0]["extensions"]["code"] == "SERVICE_OVERLOADED"
+                error = body["errors"][0]
+                code = error["extensions"]["code"]
+                assert code == "SERVICE_OVERLOADED" or (
+                    code == "BACKEND_UNAVAILABLE" and "ran out of time" in error["message"]
+                ), body
                 outcomes.append("shed")
         return outcomes
 
