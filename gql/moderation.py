@@ -23,69 +23,53 @@ __all__ = [
 
 @strawberry.type(description="An entry an action took off a board, as it stood.")
 class RemovedScore:
-    item: strawberry.Private[RemovedEntry]
+    leaderboard_id: strawberry.ID = strawberry.field(description="The board it was on.")
+    score: Long = strawberry.field(description="Its score.")
+    attained_at: datetime = strawberry.field(description="When it was attained.")
+    session_id: strawberry.ID | None = strawberry.field(description="The session that attained it.")
 
-    @strawberry.field(description="The board it was on.")
-    def leaderboard_id(self) -> strawberry.ID:
-        return strawberry.ID(self.item.leaderboard_id)
-
-    @strawberry.field(description="Its score.")
-    def score(self) -> Long:
-        return Long(self.item.score)
-
-    @strawberry.field(description="When it was attained.")
-    def attained_at(self) -> datetime:
-        return self.item.attained_at
-
-    @strawberry.field(description="The session that attained it.")
-    def session_id(self) -> strawberry.ID | None:
-        return strawberry.ID(self.item.session_id) if self.item.session_id else None
+    @classmethod
+    def of(cls, entry: RemovedEntry) -> RemovedScore:
+        session = entry.session_id
+        return cls(
+            leaderboard_id=strawberry.ID(entry.leaderboard_id),
+            score=Long(entry.score),
+            attained_at=entry.attained_at,
+            session_id=strawberry.ID(session) if session else None,
+        )
 
 
 @strawberry.type(description="One moderation action, as the log records it.")
 class ModerationAction:
-    item: strawberry.Private[ModerationItem]
-
-    @strawberry.field(description="The action's id (time-sortable).")
-    def id(self) -> strawberry.ID:
-        return strawberry.ID(self.item.action_id)
-
-    @strawberry.field(description="When it took effect.")
-    def at(self) -> datetime:
-        return self.item.at
-
-    @strawberry.field(
+    id: strawberry.ID = strawberry.field(description="The action's id (time-sortable).")
+    at: datetime = strawberry.field(description="When it took effect.")
+    actor: str = strawberry.field(
         description="Who acted: a short fingerprint of the admin key (the first 12 hex digits "
         "of its SHA-256), never the key."
     )
-    def actor(self) -> str:
-        return self.item.actor
-
-    @strawberry.field(description="What was done.")
-    def action(self) -> ModerationActionKind:
-        return self.item.action
-
-    @strawberry.field(description="Why, as the operator gave it.")
-    def reason(self) -> str:
-        return self.item.reason
-
-    @strawberry.field(description="The board acted on, if one.")
-    def leaderboard_id(self) -> strawberry.ID | None:
-        board = self.item.leaderboard_id
-        return strawberry.ID(board) if board is not None else None
-
-    @strawberry.field(description="The player acted on, if one.")
-    def player_id(self) -> strawberry.ID | None:
-        player = self.item.player_id
-        return strawberry.ID(player) if player is not None else None
-
-    @strawberry.field(description="The entries the action took off boards.")
-    def removed(self) -> list[RemovedScore]:
-        return [RemovedScore(item=e) for e in self.item.removed]
+    action: ModerationActionKind = strawberry.field(description="What was done.")
+    reason: str = strawberry.field(description="Why, as the operator gave it.")
+    leaderboard_id: strawberry.ID | None = strawberry.field(
+        description="The board acted on, if one."
+    )
+    player_id: strawberry.ID | None = strawberry.field(description="The player acted on, if one.")
+    removed: list[RemovedScore] = strawberry.field(
+        description="The entries the action took off boards."
+    )
 
     @classmethod
     def of(cls, item: ModerationItem) -> ModerationAction:
-        return cls(item=item)
+        board, player = item.leaderboard_id, item.player_id
+        return cls(
+            id=strawberry.ID(item.action_id),
+            at=item.at,
+            actor=item.actor,
+            action=item.action,
+            reason=item.reason,
+            leaderboard_id=strawberry.ID(board) if board is not None else None,
+            player_id=strawberry.ID(player) if player is not None else None,
+            removed=[RemovedScore.of(e) for e in item.removed],
+        )
 
 
 @strawberry.input(description="The entry to take off a board, and why.")

@@ -140,4 +140,4 @@ class Mutation:
         except LeaderboardError as error:
             return RemoveEntryPayload(removed=None, action=None, errors=user_errors(error))
         action = ModerationAction.of(removal.action)
-        return RemoveEntryPayload(removed=action.removed()[0], action=action, errors=[])
+        return RemoveEntryPayload(removed=action.removed[0], action=action, errors=[])
