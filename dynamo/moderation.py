@@ -21,14 +21,14 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.cursors import CursorShape
-from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, as_score
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
-from dynamo.keys import Entity
+from dynamo.keys import INDEX_ATTRIBUTES, Entity
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
 from dynamo.outcomes import watching
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
-from dynamo.scores import SCORE, ScoreItem
+from dynamo.scores import SCORE
 from dynamo.table import (
     GSI1,
     GSI2,
@@ -47,7 +47,6 @@ __all__ = [
     "MODERATION",
     "ModerationAction",
     "ModerationItem",
-    "Removal",
     "RemovedEntry",
     "moderation_log",
     "remove_entry",
@@ -91,23 +90,17 @@ class ModerationItem(Item):
     removed: list[RemovedEntry] = []
 
 
-class Removal(Item):
-    """What removing an entry did: the entry removed, and the action recorded."""
-
-    entry: ScoreItem
-    action: ModerationItem
-
-
 async def remove_entry(
     db: Db, *, leaderboard_id: str, player_id: str, reason: str, actor: str
-) -> Removal:
+) -> ModerationItem:
     """Take the player's entry off the board in one transaction, conditional on the entry
-    being the one read; ENTRY_NOT_FOUND (nothing written) when the player has none there."""
+    being the one read; the action recorded (with the entry as it stood) is returned.
+    ENTRY_NOT_FOUND (nothing written) when the player has none there."""
     try:
         for _ in range(MAX_ATTEMPTS):
-            removal = await _attempt(db, leaderboard_id, player_id, reason, actor)
-            if removal is not None:
-                return removal
+            action = await _attempt(db, leaderboard_id, player_id, reason, actor)
+            if action is not None:
+                return action
     except (BotoCoreError, ClientError) as error:
         if is_backend_failure(error):
             raise unavailable() from error
@@ -120,7 +113,7 @@ async def remove_entry(
 
 async def _attempt(
     db: Db, leaderboard_id: str, player_id: str, reason: str, actor: str
-) -> Removal | None:
+) -> ModerationItem | None:
     """One read and conditional write; None when a play changed the entry in between."""
     bkey = LEADERBOARD.key(leaderboard_id=leaderboard_id)
     gkey = ENTRY_GUARD.key(player_id=player_id, leaderboard_id=leaderboard_id)
@@ -139,7 +132,6 @@ async def _attempt(
             Subject.PLAYER,
         )
     board = parse(LeaderboardItem, found[bkey])
-    entry = as_score(guard)
     action = ModerationItem(
         action_id=new_session_id(),
         action=ModerationAction.REMOVE_ENTRY,
@@ -172,7 +164,7 @@ async def _attempt(
             if write.outcome_unknown:
                 raise outcome_unknown(f" (moderation action {action.action_id})") from error
             raise
-    return Removal(entry=entry, action=action)
+    return action
 
 
 def _removal_items(
@@ -227,17 +219,17 @@ async def moderation_log(
         pk = ipk.fill(leaderboard_id=leaderboard_id)
     else:
         return await _all_actions(db, first, after)
-    attribute = "gsi2" if index == GSI2 else "gsi1"
+    pk_name, sk_name = INDEX_ATTRIBUTES[index]
     both = player_id is not None and leaderboard_id is not None
     return await query_page(
         db,
         ModerationItem,
-        key_condition=f"{attribute}pk = :pk",
+        key_condition=f"{pk_name} = :pk",
         values={":pk": pk, **({":board": leaderboard_id} if both else {})},
         cursor_shape=CursorShape(
-            exact={f"{attribute}pk": pk},
+            exact={pk_name: pk},
             prefixes={
-                f"{attribute}sk": isk.prefix,
+                sk_name: isk.prefix,
                 "pk": MODERATION.pk.prefix,
                 "sk": MODERATION.sk.prefix,
             },

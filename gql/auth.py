@@ -55,7 +55,3 @@ class ApiKeys:
         if found is None:
             return Caller()
         return Caller(role=found[1], actor=self._names[found[0]])
-
-    def accepts(self, authorization: str | None) -> bool:
-        """Whether the header carries one of the keys, of either kind."""
-        return self.caller(authorization).role is not Role.ANONYMOUS

@@ -134,10 +134,10 @@ class Mutation:
     ) -> RemoveEntryPayload:
         require_admin(info.context)
         try:
-            removal = await moderation.remove_entry(
+            removed = await moderation.remove_entry(
                 info.context, str(input.leaderboard_id), str(input.player_id), input.reason
             )
         except LeaderboardError as error:
             return RemoveEntryPayload(removed=None, action=None, errors=user_errors(error))
-        action = ModerationAction.of(removal.action)
+        action = ModerationAction.of(removed)
         return RemoveEntryPayload(removed=action.removed[0], action=action, errors=[])

@@ -10,8 +10,7 @@ from dynamo.families import FamilyItem, concrete_board, period_window
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from resolvers.context import Context
 from resolvers.inputs import (
-    check_board_shape,
-    check_family_shape,
+    check_new_family,
     clean_id,
     clean_instant,
     clean_name,
@@ -96,14 +95,6 @@ async def create_family(
         retention_days=retention_days,
         created_at=ctx.clock(),
     )
-    check_family_shape(
-        family.family_id,
-        family.period,
-        family.timezone,
-        family.season_start,
-        family.season_days,
-        family.retention_days,
-    )
-    check_board_shape(family.score_width, min_score=family.min_score, max_score=family.max_score)
+    check_new_family(family)
     with naming({Subject.FAMILY: "id"}):
         return await families.create_family(ctx.db, family)

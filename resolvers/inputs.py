@@ -20,9 +20,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dynamo.emails import normalize_email
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS
+from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS, FamilyItem
 from dynamo.ids import ID_PATTERN
-from dynamo.leaderboards import MAX_SCORE_WIDTH, Period, largest_score
+from dynamo.leaderboards import (
+    MAX_SCORE_WIDTH,
+    LeaderboardItem,
+    Period,
+    is_family_board_id,
+    largest_score,
+    reserved_id_message,
+)
 from dynamo.table import Item, Page
 
 __all__ = [
@@ -32,7 +39,8 @@ __all__ = [
     "PAGE",
     "FieldError",
     "check_board_shape",
-    "check_family_shape",
+    "check_new_board",
+    "check_new_family",
     "check_score_bounds",
     "clean_email",
     "clean_id",
@@ -172,6 +180,20 @@ def clean_instant(value: datetime, field: str) -> datetime:
     return instant
 
 
+def check_new_board(board: LeaderboardItem) -> None:
+    """A new board's definition: an id not of the form reserved for the families' boards,
+    and a shape that can hold scores correctly."""
+    if is_family_board_id(board.leaderboard_id):
+        raise FieldError(ErrorCode.INVALID_ID, reserved_id_message(board.leaderboard_id), "id")
+    check_board_shape(
+        board.score_width,
+        board.starts_at,
+        board.ends_at,
+        min_score=board.min_score,
+        max_score=board.max_score,
+    )
+
+
 def check_board_shape(
     score_width: int,
     starts_at: datetime | None = None,
@@ -213,16 +235,12 @@ def check_score_bounds(score_width: int, min_score: int | None, max_score: int |
         )
 
 
-def check_family_shape(
-    family_id: str,
-    period: Period,
-    timezone: str,
-    season_start: datetime | None,
-    season_days: int | None,
-    retention_days: int,
-) -> None:
-    """A family definition that can produce valid boards (its width is checked as a board's)."""
-    if len(family_id) > MAX_FAMILY_ID:
+def check_new_family(family: FamilyItem) -> None:
+    """A family definition that can produce valid boards: its id, period, time zone and
+    seasons, then its width and bounds as a board's."""
+    period, timezone = family.period, family.timezone
+    season_days = family.season_days
+    if len(family.family_id) > MAX_FAMILY_ID:
         raise FieldError(
             ErrorCode.INVALID_ID, f"a family id has at most {MAX_FAMILY_ID} characters", "id"
         )
@@ -238,7 +256,9 @@ def check_family_shape(
         raise FieldError(
             ErrorCode.INVALID_ARGUMENT, f"unknown time zone {timezone!r}", "timezone"
         ) from None
-    if period is Period.SEASON and (season_start is None or not season_days or season_days < 1):
+    if period is Period.SEASON and (
+        family.season_start is None or not season_days or season_days < 1
+    ):
         raise FieldError(
             ErrorCode.INVALID_ARGUMENT,
             "a SEASON family needs seasonStart and seasonDays (at least 1)",
@@ -250,9 +270,10 @@ def check_family_shape(
             f"seasonDays must be between 1 and {MAX_SEASON_DAYS}",
             "seasonDays",
         )
-    if not 0 <= retention_days <= MAX_RETENTION_DAYS:
+    if not 0 <= family.retention_days <= MAX_RETENTION_DAYS:
         raise FieldError(
             ErrorCode.INVALID_ARGUMENT,
             f"retentionDays must be between 0 and {MAX_RETENTION_DAYS}",
             "retentionDays",
         )
+    check_board_shape(family.score_width, min_score=family.min_score, max_score=family.max_score)

@@ -8,21 +8,18 @@ from datetime import datetime
 from functools import partial
 
 from dynamo import leaderboards, ranks, scores
-from dynamo.errors import ErrorCode, Subject
+from dynamo.errors import Subject
 from dynamo.leaderboards import (
     LeaderboardItem,
     Operator,
     Period,
     SortOrder,
-    is_family_board_id,
-    reserved_id_message,
 )
 from dynamo.scores import ScoreItem
 from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.inputs import (
-    FieldError,
-    check_board_shape,
+    check_new_board,
     clean_id,
     clean_id_list,
     clean_instant,
@@ -152,15 +149,7 @@ async def create_leaderboard(
         ends_at=clean_instant(ends_at, "endsAt") if ends_at else None,
         created_at=ctx.clock(),
     )
-    if is_family_board_id(board.leaderboard_id):
-        raise FieldError(ErrorCode.INVALID_ID, reserved_id_message(board.leaderboard_id), "id")
-    check_board_shape(
-        board.score_width,
-        board.starts_at,
-        board.ends_at,
-        min_score=board.min_score,
-        max_score=board.max_score,
-    )
+    check_new_board(board)
     with naming({Subject.LEADERBOARD: "id"}):
         await leaderboards.create_leaderboard(ctx.db, board)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)

@@ -6,7 +6,7 @@ from functools import partial
 
 from dynamo import moderation
 from dynamo.errors import ErrorCode, Subject
-from dynamo.moderation import ModerationItem, Removal
+from dynamo.moderation import ModerationItem
 from dynamo.table import Page
 from resolvers.auth import require_admin
 from resolvers.context import Context
@@ -29,7 +29,9 @@ def clean_reason(value: str, field: str = "reason") -> str:
     return reason
 
 
-async def remove_entry(ctx: Context, leaderboard_id: str, player_id: str, reason: str) -> Removal:
+async def remove_entry(
+    ctx: Context, leaderboard_id: str, player_id: str, reason: str
+) -> ModerationItem:
     """Take the player's entry off the board (admin key); its subscribers are told."""
     require_admin(ctx)
     board = clean_id(leaderboard_id, "leaderboardId")
@@ -37,13 +39,13 @@ async def remove_entry(ctx: Context, leaderboard_id: str, player_id: str, reason
     why = clean_reason(reason)
     actor = ctx.caller.actor or ""
     with naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}):
-        removal = await moderation.remove_entry(
+        action = await moderation.remove_entry(
             ctx.db, leaderboard_id=board, player_id=player, reason=why, actor=actor
         )
     ctx.loaders.entry.clear((player, board))
     ctx.loaders.leaderboard.clear(board)
     ctx.broker.publish(board)
-    return removal
+    return action
 
 
 async def resolve_moderation_log(
