@@ -7,15 +7,23 @@ holding what was read, which is what keeps "only the best" exact when submission
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
-from dynamo.table import Db, Item, get_items
+from dynamo.table import Db, Item, get_items, parse, serialize
 
-__all__ = ["ENTRY_GUARD", "EntryGuardItem", "as_score", "current_entries", "guard_for"]
+__all__ = [
+    "ENTRY_GUARD",
+    "EntryGuardItem",
+    "as_score",
+    "current_entries",
+    "guard_for",
+    "player_guards",
+]
 
 ENTRY_GUARD = Entity.declare("Entry guard", pk="PLAYER#{player_id}", sk="ENTRY#{leaderboard_id}")
 
@@ -80,3 +88,27 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
         db, EntryGuardItem, [ENTRY_GUARD.key(player_id=p, leaderboard_id=b) for p, b in pairs]
     )
     return [as_score(g) if g is not None and not g.removed else None for g in guards]
+
+
+async def player_guards(
+    db: Db, player_id: str, *, page_size: int = 100
+) -> AsyncIterator[list[EntryGuardItem]]:
+    """Every entry guard of the player (its entries, and the tombstones of removed ones), in
+    pages: AP5's entries read from the player's own partition with ConsistentRead, so that
+    an entry written before the read began is in it."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": serialize(
+            {":pk": ENTRY_GUARD.pk.fill(player_id=player_id), ":prefix": ENTRY_GUARD.sk.prefix}
+        ),
+        "ConsistentRead": True,
+        "Limit": page_size,
+    }
+    while True:
+        response = await db.client.query(**kwargs)
+        yield [parse(EntryGuardItem, raw) for raw in response.get("Items", [])]
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last

@@ -25,7 +25,7 @@ from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
+from dynamo.leaderboards import LEADERBOARD
 from dynamo.outcomes import watching
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.scores import SCORE
@@ -44,12 +44,19 @@ from dynamo.table import (
 )
 
 __all__ = [
+    "MAX_LISTED",
     "MODERATION",
     "ModerationAction",
     "ModerationItem",
     "RemovedEntry",
+    "entry_removal_items",
+    "get_action",
     "moderation_log",
+    "new_action",
+    "put_action",
     "remove_entry",
+    "removed_entry",
+    "transact",
 ]
 
 MODERATION = Entity.declare(
@@ -62,10 +69,16 @@ MODERATION = Entity.declare(
 
 MAX_ATTEMPTS = 5
 """Reads and conditional writes of one removal, when plays keep changing the entry."""
+MAX_LISTED = 1000
+"""The entries an action's record lists one by one (it counts all of them), which keeps the
+record of a ban of a player on thousands of boards well under DynamoDB's item size."""
 
 
 class ModerationAction(StrEnum):
     REMOVE_ENTRY = "REMOVE_ENTRY"
+    BAN_PLAYER = "BAN_PLAYER"
+    UNBAN_PLAYER = "UNBAN_PLAYER"
+    ERASE_PLAYER = "ERASE_PLAYER"
 
 
 class RemovedEntry(Item):
@@ -87,7 +100,11 @@ class ModerationItem(Item):
     reason: str
     leaderboard_id: str | None = None
     player_id: str | None = None
+    """None for an erasure: its record does not name the player."""
     removed: list[RemovedEntry] = []
+    """The entries the action took off boards (a ban lists its first MAX_LISTED)."""
+    removed_count: int = 0
+    """How many entries the action took off boards, listed or not."""
 
 
 async def remove_entry(
@@ -97,10 +114,13 @@ async def remove_entry(
     being the one read; the action recorded (with the entry as it stood) is returned.
     ENTRY_NOT_FOUND (nothing written) when the player has none there."""
     try:
-        for _ in range(MAX_ATTEMPTS):
-            action = await _attempt(db, leaderboard_id, player_id, reason, actor)
-            if action is not None:
-                return action
+        # In the player's turn, as its plays are: within one process, a play is recorded
+        # wholly before or wholly after the removal, in the order of their times.
+        async with db.players.hold(player_id):
+            for _ in range(MAX_ATTEMPTS):
+                action = await _attempt(db, leaderboard_id, player_id, reason, actor)
+                if action is not None:
+                    return action
     except (BotoCoreError, ClientError) as error:
         if is_backend_failure(error):
             raise unavailable() from error
@@ -131,25 +151,17 @@ async def _attempt(
             f"player {player_id!r} has no entry on {leaderboard_id!r}",
             Subject.PLAYER,
         )
-    board = parse(LeaderboardItem, found[bkey])
-    action = ModerationItem(
-        action_id=new_session_id(),
-        action=ModerationAction.REMOVE_ENTRY,
-        at=now(),
+    action = new_action(
+        ModerationAction.REMOVE_ENTRY,
         actor=actor,
         reason=reason,
         leaderboard_id=leaderboard_id,
         player_id=player_id,
-        removed=[
-            RemovedEntry(
-                leaderboard_id=leaderboard_id,
-                score=guard.score,
-                attained_at=guard.attained_at,
-                session_id=guard.session_id,
-            )
-        ],
-    )
-    items = _removal_items(db.table, board, guard, action)
+    ).model_copy(update={"removed": [removed_entry(guard)], "removed_count": 1})
+    items = [
+        *entry_removal_items(db.table, guard, count_on=leaderboard_id),
+        put_action(db.table, action),
+    ]
     with watching(f"moderation action {action.action_id}") as write:
         try:
             await db.client.transact_write_items(
@@ -167,38 +179,84 @@ async def _attempt(
     return action
 
 
-def _removal_items(
-    table: str, board: LeaderboardItem, guard: EntryGuardItem, action: ModerationItem
+def removed_entry(guard: EntryGuardItem) -> RemovedEntry:
+    return RemovedEntry(
+        leaderboard_id=guard.leaderboard_id,
+        score=guard.score,
+        attained_at=guard.attained_at,
+        session_id=guard.session_id,
+    )
+
+
+def new_action(
+    action: ModerationAction,
+    *,
+    actor: str,
+    reason: str,
+    leaderboard_id: str | None = None,
+    player_id: str | None = None,
+) -> ModerationItem:
+    """An action about to be recorded, with a new time-sortable id and the time now."""
+    return ModerationItem(
+        action_id=new_session_id(),
+        action=action,
+        at=now(),
+        actor=actor,
+        reason=reason,
+        leaderboard_id=leaderboard_id,
+        player_id=player_id,
+    )
+
+
+def put_action(table: str, action: ModerationItem) -> dict[str, Any]:
+    """The transaction item that records an action (once: its id is new)."""
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": serialize(MODERATION.item(action)),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+
+
+def entry_removal_items(
+    table: str, guard: EntryGuardItem, *, count_on: str | None, erase: bool = False
 ) -> list[Any]:
-    tombstone = guard.model_copy(update={"version": guard.version + 1, "removed": True})
-    score_key = {"pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id), "sk": guard.score_sk}
-    return [
-        {
-            "Put": {
-                "TableName": table,
-                "Item": serialize(ENTRY_GUARD.item(tombstone)),
-                "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
-                "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
+    """The transaction items that take the entry ``guard`` holds off its board, conditional
+    on the guard still holding it: its Score item is deleted, and the board's ``entryCount``
+    drops by one when ``count_on`` names the board (None when the board is gone). The guard
+    becomes a tombstone, or with ``erase`` is deleted."""
+    condition = {
+        "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
+        "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
+    }
+    if erase:
+        key = ENTRY_GUARD.key_attributes(
+            player_id=guard.player_id, leaderboard_id=guard.leaderboard_id
+        )
+        guard_item: dict[str, Any] = {
+            "Delete": {"TableName": table, "Key": serialize(key), **condition}
+        }
+    else:
+        tombstone = guard.model_copy(update={"version": guard.version + 1, "removed": True})
+        guard_item = {
+            "Put": {"TableName": table, "Item": serialize(ENTRY_GUARD.item(tombstone)), **condition}
+        }
+    score_key = {"pk": SCORE.pk.fill(leaderboard_id=guard.leaderboard_id), "sk": guard.score_sk}
+    items = [guard_item, {"Delete": {"TableName": table, "Key": serialize(score_key)}}]
+    if count_on is not None:
+        items.append(
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": serialize(LEADERBOARD.key_attributes(leaderboard_id=count_on)),
+                    "UpdateExpression": "ADD entryCount :minus",
+                    "ConditionExpression": "attribute_exists(pk)",
+                    "ExpressionAttributeValues": serialize({":minus": -1}),
+                }
             }
-        },
-        {"Delete": {"TableName": table, "Key": serialize(score_key)}},
-        {
-            "Update": {
-                "TableName": table,
-                "Key": serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
-                "UpdateExpression": "ADD entryCount :minus",
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeValues": serialize({":minus": -1}),
-            }
-        },
-        {
-            "Put": {
-                "TableName": table,
-                "Item": serialize(MODERATION.item(action)),
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        },
-    ]
+        )
+    return items
 
 
 async def moderation_log(
@@ -244,3 +302,30 @@ async def moderation_log(
 async def _all_actions(db: Db, first: int, after: str | None) -> Page[ModerationItem]:
     pk, prefix = MODERATION.pk.fill(), MODERATION.sk.prefix
     return await range_page(db, ModerationItem, pk, prefix, first, after)
+
+
+async def get_action(db: Db, action_id: str) -> ModerationItem | None:
+    """One recorded action, read consistently."""
+    found = await batch_get(db, [MODERATION.key(action_id=action_id)], consistent=True)
+    raw = next(iter(found.values()), None)
+    return parse(ModerationItem, raw) if raw is not None else None
+
+
+async def transact(db: Db, items: list[Any], resume: str) -> bool:
+    """Write the items of one step of an action in one transaction; False when a condition
+    failed (nothing was written). A step's outcome that the database did not confirm is
+    OUTCOME_UNKNOWN, its message ending with ``resume`` (how to go on)."""
+    token = new_session_id()
+    with watching(f"moderation step {token}") as write:
+        try:
+            await db.client.transact_write_items(TransactItems=items, ClientRequestToken=token)
+        except (BotoCoreError, ClientError) as error:
+            if (
+                isinstance(error, ClientError)
+                and error.response["Error"]["Code"] == "TransactionCanceledException"
+            ):
+                return False
+            if write.outcome_unknown:
+                raise outcome_unknown(resume) from error
+            raise
+    return True

@@ -33,7 +33,13 @@ from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
 from dynamo.outcomes import watching
 from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
-from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER, PlayerItem
+from dynamo.players import (
+    MAX_GAMES_PLAYED,
+    MAX_LIFETIME_SCORE,
+    PLAYABLE,
+    PLAYER,
+    PlayerItem,
+)
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SESSION
@@ -152,10 +158,10 @@ async def _attempt(
     if rkey is not None and rkey in found:
         return replay(parse(PlayRecord, found[rkey]), play, digest)
     if pkey not in found:
-        raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
-        )
-    _check_totals(parse(PlayerItem, found[pkey]), play)
+        raise _no_player(play)
+    player = parse(PlayerItem, found[pkey])
+    _check_playable(player, play)
+    _check_totals(player, play)
     changes = [_decide(found, play, t, session_id, at) for t in targets]
 
     session = play_session(play, session_id, at, [t.leaderboard_id for t in targets])
@@ -265,6 +271,24 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
         )
 
 
+def _check_playable(player: PlayerItem, play: Play) -> None:
+    """Refuse the plays of a banned player, and of one being erased (as a missing one's)."""
+    if player.erasing_since is not None:
+        raise _no_player(play)
+    if player.banned:
+        raise LeaderboardError(
+            ErrorCode.PLAYER_BANNED,
+            f"player {play.player_id!r} is banned; nothing was recorded",
+            Subject.PLAYER,
+        )
+
+
+def _no_player(play: Play) -> LeaderboardError:
+    return LeaderboardError(
+        ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
+    )
+
+
 def _check_totals(player: PlayerItem, play: Play) -> None:
     """Refuse a play that would take the player's sums past what their types carry."""
     if player.lifetime_score + play.score > MAX_LIFETIME_SCORE:
@@ -283,15 +307,16 @@ def _totals_out_of_range(play: Play) -> LeaderboardError:
 
 
 def _count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
-    """Add the play to the player's sums, on condition that they stay within their types (a
-    play racing this one is thus refused by the transaction itself). On a failed condition
-    the transaction returns the player's item, which tells a missing player from full sums."""
+    """Add the play to the player's sums, on condition that the player may play (not banned,
+    not being erased) and that the sums stay within their types: a play racing a ban, or
+    another play, is thus refused by the transaction itself. On a failed condition the
+    transaction returns the player's item, which tells which condition failed."""
     return {
         "Update": {
             "TableName": table,
             "Key": serialize(PLAYER.key_attributes(player_id=play.player_id)),
             "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
-            "ConditionExpression": "attribute_exists(pk)"
+            "ConditionExpression": f"attribute_exists(pk) AND {PLAYABLE}"
             " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
             " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
             "ExpressionAttributeValues": serialize(
@@ -341,11 +366,10 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], play: Play) ->
     ]
     player = next((r for role, r in zip(roles, reasons, strict=False) if role == "player"), None)
     if ("player", "ConditionalCheckFailed") in failed:
-        if player is not None and player.get("Item"):
-            raise _totals_out_of_range(play) from None
-        raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
-        ) from None
+        if player is None or not player.get("Item"):
+            raise _no_player(play) from None
+        _check_playable(parse(PlayerItem, player["Item"]), play)
+        raise _totals_out_of_range(play) from None
     if ("board", "ConditionalCheckFailed") in failed:
         raise LeaderboardError(
             ErrorCode.LEADERBOARD_NOT_FOUND,

@@ -25,6 +25,7 @@ __all__ = [
     "EMAIL_CLAIM",
     "MAX_GAMES_PLAYED",
     "MAX_LIFETIME_SCORE",
+    "PLAYABLE",
     "PLAYER",
     "PlayerItem",
     "create_player",
@@ -46,6 +47,9 @@ MAX_LIFETIME_SCORE = 10**15 - 1
 that would take the sum past it is refused (SCORE_OUT_OF_RANGE) and writes nothing."""
 MAX_GAMES_PLAYED = 2**31 - 1
 """The largest ``gamesPlayed``: what a GraphQL ``Int`` carries."""
+PLAYABLE = "attribute_not_exists(bannedAt) AND attribute_not_exists(erasingSince)"
+"""The condition on the Player item under which its plays are recorded: not banned, not being
+erased. A play's transaction holds it, so a play racing a ban or an erasure is refused."""
 
 
 class PlayerItem(Item):
@@ -56,6 +60,21 @@ class PlayerItem(Item):
     games_played: int = 0
     created_at: datetime
     updated_at: datetime
+    banned_at: datetime | None = None
+    """Set while an operator's ban is in force: the player's plays are refused
+    (PLAYER_BANNED)."""
+    ban_reason: str | None = None
+    ban_action_id: str | None = None
+    """The moderation action of the ban in force: a ban sent again completes this one."""
+    erasing_since: datetime | None = None
+    """Set once an erasure of the player has begun: its plays are refused as a missing
+    player's, and an erasure sent again goes on from where it stopped."""
+    erased_entries: int | None = None
+    """While erasing: the entries taken off boards so far."""
+
+    @property
+    def banned(self) -> bool:
+        return self.banned_at is not None
 
 
 async def get_player(db: Db, player_id: str) -> PlayerItem | None:

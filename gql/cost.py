@@ -155,6 +155,11 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "BoardEntryResult.rank": FieldCost(reads=RANK),
     # Live: each push re-reads the board's top
     "Mutation.removeEntry": FieldCost(reads=1),
+    # A ban's and an erasure's work grows with the player's entries and sessions; the request's
+    # budget of database calls bounds it (an erasure stops within it and is sent again)
+    "Mutation.banPlayer": FieldCost(reads=10),
+    "Mutation.unbanPlayer": FieldCost(reads=1),
+    "Mutation.erasePlayer": FieldCost(reads=20),
     "Subscription.leaderboardChanged": FieldCost(reads=2, size=_subscribed, items=("entries",)),
     # Objects already read with their parent
     "ScoreConnection.edges": _FREE,
@@ -181,6 +186,14 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "RemoveEntryPayload.removed": _FREE,
     "RemoveEntryPayload.action": _FREE,
     "RemoveEntryPayload.errors": _FREE,
+    "BanPlayerPayload.action": _FREE,
+    "BanPlayerPayload.errors": _FREE,
+    "UnbanPlayerPayload.action": _FREE,
+    "UnbanPlayerPayload.errors": _FREE,
+    "ErasePlayerPayload.erased": _FREE,
+    "ErasePlayerPayload.action": _FREE,
+    "ErasePlayerPayload.errors": _FREE,
+    "Player.moderation": _FREE,
 }
 """Every field of the schema that returns an object, by ``Type.field``; the other fields are
 free. A test keeps the table complete."""

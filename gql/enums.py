@@ -71,6 +71,9 @@ _register(
         "take lifetimeScore or gamesPlayed past its type.",
         ErrorCode.PLAYER_NOT_FOUND: "A write names an unknown player.",
         ErrorCode.PLAYER_EXISTS: "A player with this id exists.",
+        ErrorCode.PLAYER_BANNED: "The player is banned: its plays are refused and nothing is "
+        "written.",
+        ErrorCode.PLAYER_NOT_BANNED: "unbanPlayer names a player that is not banned.",
         ErrorCode.EMAIL_TAKEN: "Another player has this e-mail address.",
         ErrorCode.LEADERBOARD_NOT_FOUND: "A write or subscription names an unknown board.",
         ErrorCode.LEADERBOARD_EXISTS: "A board or family with this id exists, or holds one of "
@@ -105,5 +108,12 @@ _register(
     ModerationAction,
     "ModerationActionKind",
     "What an operator did.",
-    {ModerationAction.REMOVE_ENTRY: "Took a player's entry off a board (removeEntry)."},
+    {
+        ModerationAction.REMOVE_ENTRY: "Took a player's entry off a board (removeEntry).",
+        ModerationAction.BAN_PLAYER: "Banned a player and took its entries off every board "
+        "(banPlayer).",
+        ModerationAction.UNBAN_PLAYER: "Lifted a player's ban (unbanPlayer).",
+        ModerationAction.ERASE_PLAYER: "Erased a player's data (erasePlayer); the record does "
+        "not name the player.",
+    },
 )

@@ -17,7 +17,18 @@ from gql.inputs import (
     SubmitScoreInput,
 )
 from gql.leaderboards import Leaderboard
-from gql.moderation import ModerationAction, RemoveEntryInput, RemoveEntryPayload
+from gql.moderation import (
+    BanPlayerInput,
+    BanPlayerPayload,
+    Erased,
+    ErasePlayerInput,
+    ErasePlayerPayload,
+    ModerationAction,
+    RemoveEntryInput,
+    RemoveEntryPayload,
+    UnbanPlayerInput,
+    UnbanPlayerPayload,
+)
 from gql.payloads import (
     CreateLeaderboardFamilyPayload,
     CreateLeaderboardPayload,
@@ -141,3 +152,57 @@ class Mutation:
             return RemoveEntryPayload(removed=None, action=None, errors=user_errors(error))
         action = ModerationAction.of(removed)
         return RemoveEntryPayload(removed=action.removed[0], action=action, errors=[])
+
+    @strawberry.mutation(
+        description="Ban a player (admin key): its plays are refused with PLAYER_BANNED from "
+        "the moment the ban is written (a play racing it included), and its entries are taken "
+        "off every board it is on, in bounded transactions. When it answers, the player has no "
+        "entry anywhere. Safe to send again: a ban that failed part-way completes."
+    )
+    async def ban_player(
+        self, info: Info[Context, None], input: Annotated[BanPlayerInput, INPUT]
+    ) -> BanPlayerPayload:
+        require_admin(info.context)
+        try:
+            result = await moderation.ban_player(info.context, str(input.player_id), input.reason)
+        except LeaderboardError as error:
+            return BanPlayerPayload(action=None, errors=user_errors(error))
+        return BanPlayerPayload(action=ModerationAction.of(result.action), errors=[])
+
+    @strawberry.mutation(
+        description="Lift a player's ban (admin key): its plays are accepted again. Entries "
+        "the ban removed stay removed."
+    )
+    async def unban_player(
+        self, info: Info[Context, None], input: Annotated[UnbanPlayerInput, INPUT]
+    ) -> UnbanPlayerPayload:
+        require_admin(info.context)
+        try:
+            action = await moderation.unban_player(info.context, str(input.player_id), input.reason)
+        except LeaderboardError as error:
+            return UnbanPlayerPayload(action=None, errors=user_errors(error))
+        return UnbanPlayerPayload(action=ModerationAction.of(action), errors=[])
+
+    @strawberry.mutation(
+        description="Erase a player's data (admin key): the player, its e-mail address, its "
+        "sessions, entries and play records; each board's entryCount follows, and moderation "
+        "records stop naming it. A large erasure may take several calls: while complete is "
+        "false, send it again."
+    )
+    async def erase_player(
+        self, info: Info[Context, None], input: Annotated[ErasePlayerInput, INPUT]
+    ) -> ErasePlayerPayload:
+        require_admin(info.context)
+        try:
+            result = await moderation.erase_player(info.context, str(input.player_id), input.reason)
+        except LeaderboardError as error:
+            return ErasePlayerPayload(
+                complete=False, erased=None, action=None, errors=user_errors(error)
+            )
+        action = ModerationAction.of(result.action) if result.action is not None else None
+        return ErasePlayerPayload(
+            complete=result.complete,
+            erased=Erased.of(result.progress),
+            action=action,
+            errors=[],
+        )

@@ -18,7 +18,7 @@ from resolvers import players
 from resolvers.context import Context
 from resolvers.players import AskedRanks, Entrant
 
-__all__ = ["Player", "asked_ranks"]
+__all__ = ["Player", "PlayerModeration", "asked_ranks"]
 
 BOARD = strawberry.argument(description="The board's id.")
 
@@ -40,6 +40,13 @@ def asked_ranks(info: Info[Any, Any]) -> AskedRanks:
             continue
         boards += [b for b in asked if isinstance(b, str)]
     return AskedRanks(boards=tuple(boards), only=all(f.name in _RANK_FIELDS for f in fields))
+
+
+@strawberry.type(description="A player's standing with the operators.")
+class PlayerModeration:
+    banned: bool = strawberry.field(description="Whether a ban is in force.")
+    banned_at: datetime | None = strawberry.field(description="Since when, if banned.")
+    reason: str | None = strawberry.field(description="Why, as the operator gave it, if banned.")
 
 
 @strawberry.type(description="A player: profile and lifetime statistics.")
@@ -64,6 +71,18 @@ class Player:
     )
     def email(self, info: Info[Context, None]) -> str | None:
         return self._profile().email if info.context.authenticated else None
+
+    @strawberry.field(
+        description="Whether the player is banned, since when and why. Readable with an admin "
+        "key only: null otherwise."
+    )
+    def moderation(self, info: Info[Context, None]) -> PlayerModeration | None:
+        if not info.context.admin:
+            return None
+        profile = self._profile()
+        return PlayerModeration(
+            banned=profile.banned, banned_at=profile.banned_at, reason=profile.ban_reason
+        )
 
     @strawberry.field(description="Sum of the scores of all the player's sessions, on any board.")
     def lifetime_score(self) -> Long:

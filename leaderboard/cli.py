@@ -1,4 +1,5 @@
-"""The ``leaderboard`` command: serve, create-table, seed, export-schema."""
+"""The ``leaderboard`` command: serve, create-table, seed, rank-index, erase-player,
+export-schema."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from aiohttp import web
+from tqdm import tqdm
 
+from dynamo.erasure import ERASED_REASON, ErasureProgress, count_player_items, erase_player
+from dynamo.errors import LeaderboardError
 from dynamo.table import Db, create_table
 from leaderboard import rank_commands
 from leaderboard.app import create_app, server_options
@@ -28,6 +32,8 @@ from leaderboard.seed import seed
 __all__ = ["main"]
 
 DEMO_PLAYERS = 200
+CLI_ACTOR = "command-line"
+"""The actor the moderation log names for what an operator does with this command."""
 T = TypeVar("T")
 log = logging.getLogger("leaderboard")
 
@@ -90,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     maintain.add_argument("action", choices=["rebuild", "verify"])
     maintain.add_argument("--board", required=True, help="the board's id")
 
+    eraser = commands.add_parser(
+        "erase-player", help="erase a player's data (the right to erasure), with progress"
+    )
+    backend_options(eraser)
+    eraser.add_argument("player_id", metavar="ID", help="the player's id")
+    eraser.add_argument("--reason", default=ERASED_REASON, help="for the moderation log")
+
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
@@ -119,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "rank-index":
             return 0 if asyncio.run(rank_commands.verify(settings, backend, args.board)) else 1
+        if args.command == "erase-player":
+            return asyncio.run(
+                _with_db(settings, backend, lambda db: _erase(db, args.player_id, args.reason))
+            )
         if args.command == "create-table":
             created = asyncio.run(_with_db(settings, backend, _create_only))
             print(f"table {settings.table} {'created' if created else 'already exists'}")
@@ -224,6 +241,31 @@ def _embedded_redis(args: argparse.Namespace) -> EmbeddedRedis:
 async def _with_db(settings: Settings, backend: Backend, work: Callable[[Db], Awaitable[T]]) -> T:
     async with open_table(settings, backend.credentials) as db:
         return await work(db)
+
+
+async def _erase(db: Db, player_id: str, reason: str) -> int:
+    """Erase the player to the end, a bar following the items of its partition."""
+    total = await count_player_items(db, player_id)
+    with tqdm(total=total, desc=f"erasing {player_id}", unit="item") as bar:
+
+        def advance(progress: ErasureProgress) -> None:
+            bar.update(progress.items - bar.n)
+
+        try:
+            result = await erase_player(
+                db, player_id=player_id, actor=CLI_ACTOR, reason=reason, on_progress=advance
+            )
+        except LeaderboardError as error:
+            bar.close()
+            print(f"{error.code}: {error.message}", file=sys.stderr)
+            return 1
+    done = result.progress
+    print(
+        f"erased {player_id}: {done.entries} entries, {done.sessions} sessions, "
+        f"{done.play_records} play records, {done.other_items} other items; "
+        f"{done.moderation_records} moderation records no longer name the player"
+    )
+    return 0
 
 
 async def _create_only(db: Db) -> bool:

@@ -1,9 +1,19 @@
 -- Applies one change to a board's index, atomically; or, with ARGV[1] = 'finish', swaps a
 -- rebuilt index in and replays the changes that arrived meanwhile.
 -- KEYS: zset, meta, state, pending [, built zset, built meta]
--- ARGV: op ('put' | 'del' | 'finish'), player, version, member, score, expires-at ('' = none)
+-- ARGV: op ('put' | 'del' | 'forget' | 'finish'), player, version, member, score,
+-- expires-at ('' = none). 'forget' drops the player from the board whatever its version.
 local function apply(op, player, version, member, score, expires)
   local current = redis.call('HGET', KEYS[2], player)
+  if op == 'forget' then
+    if current then
+      local old = string.sub(current, string.find(current, '|', 1, true) + 1)
+      if old ~= '' then redis.call('ZREM', KEYS[1], old) end
+      redis.call('HDEL', KEYS[2], player)
+      return 1
+    end
+    return 0
+  end
   if current then
     local bar = string.find(current, '|', 1, true)
     if tonumber(string.sub(current, 1, bar - 1)) >= tonumber(version) then

@@ -16,7 +16,7 @@ from dynamo.leaderboards import LeaderboardItem, get_leaderboard
 from dynamo.scores import ScoreItem, rank_value, tie_value
 from dynamo.table import Db, parse, query_items
 from rankindex.keys import CHECKPOINT, HEARTBEAT, STATE, board_keys, member
-from rankindex.projection import BoardCreated, Change, Put
+from rankindex.projection import BoardCreated, Change, Forget, Put
 
 __all__ = ["MAX_LAG_MS", "IndexedRank", "RankIndex", "Verification"]
 
@@ -96,6 +96,8 @@ class RankIndex:
                         change.score,
                         change.expires_at or "",
                     ]
+                elif isinstance(change, Forget):
+                    args = ["forget", change.player, "", "", "", ""]
                 else:
                     args = ["del", change.player, change.version, "", "", ""]
                 keys = board_keys(self.namespace, change.board)

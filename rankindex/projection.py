@@ -18,7 +18,7 @@ from dynamo.leaderboards import LEADERBOARD
 from dynamo.table import deserialize
 from rankindex.keys import member
 
-__all__ = ["BoardCreated", "Change", "Put", "Remove", "project", "project_all"]
+__all__ = ["BoardCreated", "Change", "Forget", "Put", "Remove", "project", "project_all"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,23 @@ class Remove:
 
 
 @dataclass(frozen=True)
+class Forget:
+    """The entry guard is gone (an erasure deleted it, or its board's time to live ran out):
+    the index keeps nothing of the player on the board, not even the version it saw last.
+    A guard written afterwards starts its versions again."""
+
+    board: str
+    player: str
+
+
+@dataclass(frozen=True)
 class BoardCreated:
     board: str
     expires_at: int | None = None
     """Epoch seconds: the board's ttl, for periodic boards."""
 
 
-Change = Put | Remove | BoardCreated
+Change = Put | Remove | Forget | BoardCreated
 
 
 def _epoch_ms(entry: EntryGuardItem) -> int:
@@ -71,7 +81,7 @@ def project(record: Mapping[str, Any]) -> list[Change]:
         return []
     if event == "REMOVE":
         old = EntryGuardItem.model_validate(deserialize(body.get("OldImage", {})))
-        return [Remove(old.leaderboard_id, old.player_id, old.version + 1)]
+        return [Forget(old.leaderboard_id, old.player_id)]
     new = EntryGuardItem.model_validate(deserialize(body.get("NewImage", {})))
     if new.removed:
         return [Remove(new.leaderboard_id, new.player_id, new.version)]

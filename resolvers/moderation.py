@@ -1,10 +1,13 @@
-"""Resolve functions for moderation: removing an entry, and the moderation log."""
+"""Resolve functions for moderation: removing an entry, bans, erasure, and the moderation
+log."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from dynamo import moderation
+from dynamo import bans, erasure, moderation
+from dynamo.bans import BanResult
+from dynamo.erasure import ErasureResult
 from dynamo.errors import ErrorCode, Subject
 from dynamo.moderation import ModerationItem
 from dynamo.table import Page
@@ -12,7 +15,15 @@ from resolvers.auth import require_admin
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, naming, page_of
 
-__all__ = ["MAX_REASON", "clean_reason", "remove_entry", "resolve_moderation_log"]
+__all__ = [
+    "MAX_REASON",
+    "ban_player",
+    "clean_reason",
+    "erase_player",
+    "remove_entry",
+    "resolve_moderation_log",
+    "unban_player",
+]
 
 MAX_REASON = 500
 
@@ -61,3 +72,52 @@ async def resolve_moderation_log(
     player = clean_id(player_id, "playerId") if player_id is not None else None
     read = partial(moderation.moderation_log, ctx.db, leaderboard_id=board, player_id=player)
     return await page_of(read, first, after)
+
+
+async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
+    """Ban the player, taking its entries off every board (admin key); the boards'
+    subscribers are told."""
+    require_admin(ctx)
+    player = clean_id(player_id, "playerId")
+    why = clean_reason(reason)
+    with naming({Subject.PLAYER: "playerId"}):
+        result = await bans.ban_player(
+            ctx.db, player_id=player, reason=why, actor=ctx.caller.actor or ""
+        )
+    _changed(ctx, player, result.boards)
+    return result
+
+
+async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationItem:
+    """Lift the player's ban (admin key)."""
+    require_admin(ctx)
+    player = clean_id(player_id, "playerId")
+    why = clean_reason(reason)
+    with naming({Subject.PLAYER: "playerId"}):
+        action = await bans.unban_player(
+            ctx.db, player_id=player, reason=why, actor=ctx.caller.actor or ""
+        )
+    ctx.loaders.player.clear(player)
+    return action
+
+
+async def erase_player(ctx: Context, player_id: str, reason: str | None) -> ErasureResult:
+    """Erase the player's data (admin key), or as much as the request's budget allows."""
+    require_admin(ctx)
+    player = clean_id(player_id, "playerId")
+    why = clean_reason(reason) if reason is not None else erasure.ERASED_REASON
+    with naming({Subject.PLAYER: "playerId"}):
+        result = await erasure.erase_player(
+            ctx.db, player_id=player, actor=ctx.caller.actor or "", reason=why
+        )
+    _changed(ctx, player, result.boards)
+    return result
+
+
+def _changed(ctx: Context, player: str, boards: list[str]) -> None:
+    """Forget what this request read of the player and its boards; tell their subscribers."""
+    ctx.loaders.player.clear(player)
+    for board in dict.fromkeys(boards):
+        ctx.loaders.entry.clear((player, board))
+        ctx.loaders.leaderboard.clear(board)
+        ctx.broker.publish(board)

@@ -19,7 +19,10 @@ The Session items are the record of every play; everything else must follow from
 - an entry an operator removed (``removeEntry``) counts no session played up to the removal:
   the entry is the operator's result over the later ones, and without any its guard is a
   tombstone (``removed``) and it has no Score item (its versions continue across the
-  removal, so they are only checked to grow);
+  removal, so they are only checked to grow); with several processes, a play whose time is
+  within ``RACE_WINDOW`` of the removal may have landed on either side of it;
+- a banned player (``banPlayer``) has no entry anywhere: no session played before its ban
+  was lifted counts (the ban refused every later play and removed every entry);
 - every board's ``entryCount`` is the number of distinct players with a session on it (a
   session that counts, after any removal of the player's entry there);
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
@@ -37,7 +40,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -149,6 +152,10 @@ class Snapshot:
     """(playerId, submissionId) -> play record."""
     removals: dict[Pair, datetime] = field(default_factory=dict)
     """(playerId, leaderboardId) -> when an operator last removed the entry."""
+    bans: dict[str, list[datetime]] = field(default_factory=dict)
+    """playerId -> when each of its bans began."""
+    unbans: dict[str, list[datetime]] = field(default_factory=dict)
+    """playerId -> when each of its bans was lifted."""
     problems: list[Violation] = field(default_factory=list)
 
 
@@ -274,6 +281,10 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
             for removed in action.removed:
                 pair = (action.player_id, removed.leaderboard_id)
                 snap.removals[pair] = max(action.at, snap.removals.get(pair, action.at))
+        elif action.action is ModerationAction.BAN_PLAYER and action.player_id is not None:
+            snap.bans.setdefault(action.player_id, []).append(action.at)
+        elif action.action is ModerationAction.UNBAN_PLAYER and action.player_id is not None:
+            snap.unbans.setdefault(action.player_id, []).append(action.at)
     else:
         snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, "no known item has this key"))
         return
@@ -311,18 +322,82 @@ def operator_result(
     return current
 
 
+RACE_WINDOW = timedelta(minutes=2)
+"""How far apart in time a play and a removal of its entry may be and still have raced, when
+several processes record plays (a play's time is taken before its transaction, and a
+request is bounded in time)."""
+
+
+def _latest(*times: datetime | None) -> datetime | None:
+    present = [t for t in times if t is not None]
+    return max(present) if present else None
+
+
+def _ban_cuts(snap: Snapshot) -> dict[str, datetime]:
+    """playerId -> the time up to which a ban removed its plays on every board: the lifting
+    of its last ban, or the end of time while the ban is in force. A ban's mark refuses every
+    play after it, and its removals take every entry standing, so no play made before the
+    lifting counts; a lifting's own time is taken before it is written, while plays are
+    still refused."""
+    cuts: dict[str, datetime] = {}
+    for player_id, bans in snap.bans.items():
+        last = max(bans)
+        lifted = [t for t in snap.unbans.get(player_id, []) if t > last]
+        cuts[player_id] = min(lifted) if lifted else datetime.max.replace(tzinfo=UTC)
+    return cuts
+
+
+def _settle_races(
+    snap: Snapshot,
+    by_player: Mapping[str, list[SessionItem]],
+    by_pair: dict[Pair, list[SessionItem]],
+    cuts: Mapping[str, datetime],
+) -> None:
+    """With several processes, a play that raced the removal of its entry (its time close to
+    the removal's) may have landed on either side of it. For each such (player, board), the
+    sessions that count are the ones after the removal by time, or, if the entry found is the
+    operator's result over a different split of the racing plays, that split."""
+    for pair, removed in snap.removals.items():
+        if pair[0] in cuts and cuts[pair[0]] >= removed:
+            continue  # a later ban decides
+        sessions = [s for s in by_player.get(pair[0], []) if pair[1] in s.leaderboard_ids]
+        racing = sorted(
+            (s for s in sessions if abs(s.played_at - removed) <= RACE_WINDOW), key=_play_order
+        )
+        if not racing or len(racing) > 8:
+            continue
+        after = [s for s in sessions if s.played_at - removed > RACE_WINDOW]
+        board = snap.boards.get(pair[1])
+        scores = snap.scores.get(pair, [])
+        guard = snap.guards.get(pair)
+        for mask in range(1 << len(racing)):
+            counted = [*after, *(s for i, s in enumerate(racing) if mask >> i & 1)]
+            problems = _check_entry(
+                pair, board, counted, scores, guard, single_writer=False, removed=True
+            )
+            if not problems:
+                if counted:
+                    by_pair[pair] = counted
+                else:
+                    by_pair.pop(pair, None)
+                break
+
+
 def check(snap: Snapshot, *, single_writer: bool = False) -> list[Violation]:
     """Every violation in ``snap``, sorted by kind and subject; empty when all invariants hold.
     ``single_writer``: one service process recorded every play (see the module's docstring)."""
     by_player: defaultdict[str, list[SessionItem]] = defaultdict(list)
     by_pair: defaultdict[Pair, list[SessionItem]] = defaultdict(list)
+    cuts = _ban_cuts(snap)
     for session in snap.sessions.values():
         by_player[session.player_id].append(session)
         for board_id in dict.fromkeys(session.leaderboard_ids):
             pair = (session.player_id, board_id)
-            removed = snap.removals.get(pair)
-            if removed is None or session.played_at > removed:
+            cut = _latest(snap.removals.get(pair), cuts.get(session.player_id))
+            if cut is None or session.played_at > cut:
                 by_pair[pair].append(session)
+    if not single_writer:
+        _settle_races(snap, by_player, by_pair, cuts)
     found = [
         *snap.problems,
         *_check_players(snap, by_player),
@@ -431,7 +506,7 @@ def _check_entries(
                 snap.scores.get(pair, []),
                 snap.guards.get(pair),
                 single_writer=single_writer,
-                removed=pair in snap.removals,
+                removed=pair in snap.removals or pair[0] in snap.bans,
             )
         )
     return found

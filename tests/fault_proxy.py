@@ -88,6 +88,9 @@ class Rule:
     """Fire on the n-th, 2n-th, ... request this rule is asked about (instead of ``rate``)."""
     times: int | None = None
     """Fire on at most this many requests; None: no limit."""
+    after: int = 0
+    """Let this many requests through before the rule may fire (to cut an operation that
+    makes several calls part-way)."""
     delay: float = 0.0
     """Seconds to wait before forwarding (``DELAY``)."""
     released: asyncio.Event | None = None
@@ -97,6 +100,8 @@ class Rule:
 
     def fires(self, draw: random.Random) -> bool:
         self.asked += 1
+        if self.asked <= self.after:
+            return False
         if self.every is not None:
             return self.asked % self.every == 0
         return self.rate >= 1.0 or draw.random() < self.rate

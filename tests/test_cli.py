@@ -30,6 +30,15 @@ TOP = (
     "player { name } } } } } }"
 )
 
+SCAN = """
+import sys, boto3
+client = boto3.client("dynamodb", endpoint_url=sys.argv[2], region_name="eu-west-1")
+for page in client.get_paginator("scan").paginate(TableName=sys.argv[1]):
+    for item in page["Items"]:
+        print(item)
+"""
+"""Prints every item of a table (argv: table, endpoint)."""
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -179,6 +188,24 @@ def test_create_table_and_seed_against_a_configured_endpoint(
     assert "players=12" in seeded.stdout
     assert "seeding plays" in seeded.stderr  # the progress bar
     assert not (tmp_path / ".data").exists()  # a configured endpoint starts no DynamoDB
+
+    erased = run("erase-player", "player-0003")
+    assert erased.returncode == 0, erased.stderr
+    assert "erasing player-0003" in erased.stderr  # the progress bar
+    assert "erased player-0003:" in erased.stdout
+    scan = subprocess.run(
+        [sys.executable, "-c", SCAN, "cli-seeded", dynamodb_endpoint],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert scan.returncode == 0, scan.stderr
+    assert "player-0002" in scan.stdout
+    assert "player-0003" not in scan.stdout
+    again = run("erase-player", "player-0003")
+    assert again.returncode == 1
+    assert "PLAYER_NOT_FOUND" in again.stderr
 
 
 def test_export_schema_prints_the_committed_schema() -> None:

@@ -22,6 +22,7 @@ from botocore.retries.standard import ExponentialBackoff
 
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD
+from dynamo.moderation import MODERATION
 from dynamo.play_writes import MAX_ATTEMPTS
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE
@@ -29,6 +30,9 @@ from dynamo.sessions import SESSION
 from dynamo.table import Db
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
+from soak.invariants import check_table as check_invariants
+from tests import test_bans as _bans
+from tests import test_erasure as _erasure
 from tests.conftest import API_KEYS, Api, _serve
 from tests.fault_proxy import Fault, FaultProxy, Rule
 from tests.scan import scan_items
@@ -436,3 +440,54 @@ async def test_a_players_ranks_are_looked_up_while_the_player_is_read(
     data = await asked
     assert data["player"] == {"name": "p", "rank": {"rank": 1, "total": 1}}
     assert proxy.received == Counter({"GetItem": 2, "Query": 2})
+
+
+async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    boards = await _bans._boards(api, 60)
+    # The ban's mark and its first 25 removals go through; every later write fails.
+    proxy.inject(Rule(Fault.SERVER_ERROR, TRANSACT, after=2))
+    cut = (await _bans.ban(api, "ann"))["data"]["banPlayer"]
+    # (A transaction answered 500 may have been applied: OUTCOME_UNKNOWN.)
+    assert [e["code"] for e in cut["errors"]] == ["OUTCOME_UNKNOWN"]
+    assert "send it again" in cut["errors"][0]["message"]
+    proxy.clear()
+    standing = [i for i in await scan_items(direct) if SCORE.holds(i) and i["playerId"] == "ann"]
+    assert len(standing) == 60 - 25
+    # Already in force: the player's plays are refused, and write nothing.
+    refused = await api.submit("ann", boards[-1], 1000)
+    assert [e["code"] for e in refused["errors"]] == ["PLAYER_BANNED"]
+
+    done = (await _bans.ban(api, "ann"))["data"]["banPlayer"]
+    assert done["errors"] == []
+    assert done["action"]["removedCount"] == 60
+    items = await scan_items(direct)
+    assert [i for i in items if SCORE.holds(i) and i["playerId"] == "ann"] == []
+    assert len([i for i in items if MODERATION.holds(i)]) == 1
+    assert await check_invariants(direct.client, direct.table, single_writer=True) == []
+
+
+async def test_an_erasure_cut_part_way_finishes_when_sent_again(
+    api: Api, proxy: FaultProxy, direct: Db
+) -> None:
+    boards = [f"b{i}" for i in range(30)]
+    await _erasure._player_on_boards(api, boards)
+    await _erasure._sessions(api, _erasure.ERIN, 400, boards)
+    proxy.inject(Rule(Fault.SERVER_ERROR, "BatchWriteItem", after=3))
+    cut = (await _erasure.erase(api))["data"]["erasePlayer"]
+    assert [e["code"] for e in cut["errors"]] == ["BACKEND_UNAVAILABLE"]
+    assert "send it again" in cut["errors"][0]["message"]
+    proxy.clear()
+    left = _erasure.traces(await scan_items(direct), _erasure.ERIN)
+    assert 0 < len(left) < 400
+    refused = await api.submit(_erasure.ERIN, "b0", 1)
+    assert [e["code"] for e in refused["errors"]] == ["PLAYER_NOT_FOUND"]
+
+    answers = await _erasure.erase_fully(api)
+    assert answers[-1]["action"]["removedCount"] == 30
+    assert _erasure.traces(await scan_items(direct), _erasure.ERIN) == []
+    for board_id in boards:
+        found = [i for i in await scan_items(direct) if LEADERBOARD.holds(i)]
+        assert {i["leaderboardId"]: i["entryCount"] for i in found}[board_id] == 1
+    assert await check_invariants(direct.client, direct.table, single_writer=True) == []

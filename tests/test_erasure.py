@@ -1,0 +1,265 @@
+"""Erasure: everything the table holds about a player is deleted, through GraphQL against
+DynamoDB Local, and a scan of the table finds no trace of it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items
+from dynamo.ids import new_session_id
+from dynamo.leaderboards import get_leaderboard
+from dynamo.moderation import MODERATION
+from dynamo.sessions import SESSION, SessionItem
+from dynamo.table import serialize
+from gql.auth import fingerprint
+from leaderboard.config import Settings
+from soak.invariants import check_table
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, _serve
+from tests.scan import scan_items
+from tests.test_bans import ban
+from tests.test_moderation import _remove
+
+ADMIN = ADMIN_KEYS[0]
+ERIN = "erin-4f2c"
+"""The player erased: an id found nowhere else, so that a scan can look for it."""
+
+ERASE = """mutation($i: ErasePlayerInput!) { erasePlayer(input: $i) {
+    complete
+    erased { entries sessions playRecords otherItems moderationRecords }
+    action { action actor reason playerId removedCount removed { leaderboardId } }
+    errors { code message field } } }"""
+
+
+async def erase(
+    api: Api, player: str = ERIN, key: str | None = ADMIN, **fields: Any
+) -> dict[str, Any]:
+    return await api.raw(ERASE, {"i": {"playerId": player, **fields}}, key=key)
+
+
+async def erase_fully(api: Api, player: str = ERIN, most: int = 20) -> list[dict[str, Any]]:
+    """Send the erasure until it is complete; every answer, in order."""
+    answers = []
+    for _ in range(most):
+        payload = (await erase(api, player))["data"]["erasePlayer"]
+        assert payload["errors"] == [], payload
+        answers.append(payload)
+        if payload["complete"]:
+            return answers
+    raise AssertionError(f"not complete after {most} calls: {answers[-1]}")
+
+
+def traces(items: list[dict[str, Any]], *needles: str) -> list[dict[str, Any]]:
+    """The items holding any of ``needles`` anywhere in a key or a value."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, dict):
+            return " ".join(f"{k} {text(v)}" for k, v in value.items())
+        if isinstance(value, list):
+            return " ".join(text(v) for v in value)
+        return str(value)
+
+    return [i for i in items if any(n.casefold() in text(i).casefold() for n in needles)]
+
+
+async def _sessions(api: Api, player: str, count: int, boards: list[str]) -> None:
+    """``count`` sessions of the player on ``boards``, written straight into the table (as
+    that many plays would leave them, their entries aside)."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    items = [
+        SESSION.item(
+            SessionItem(
+                session_id=new_session_id(),
+                player_id=player,
+                game_id="g",
+                score=1,
+                played_at=start + timedelta(seconds=i),
+                leaderboard_id=boards[i % len(boards)],
+                leaderboard_ids=[boards[i % len(boards)]],
+            )
+        )
+        for i in range(count)
+    ]
+    for first in range(0, len(items), 25):
+        requests: Any = [{"PutRequest": {"Item": serialize(i)}} for i in items[first : first + 25]]
+        while requests:
+            answer = await api.db.client.batch_write_item(RequestItems={api.db.table: requests})
+            requests = answer.get("UnprocessedItems", {}).get(api.db.table, [])
+
+
+async def _player_on_boards(api: Api, boards: list[str]) -> None:
+    """ERIN and bob with an entry on every board (ERIN the better), some plays idempotent."""
+    for p in (ERIN, "bob"):
+        await api.create_player(p)
+    for board in boards:
+        await api.create_board(board)
+    for start in range(0, len(boards), 20):
+        chunk = boards[start : start + 20]
+        for p, score in ((ERIN, 90), ("bob", 80)):
+            payload = await api.gql(
+                """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
+                    errors { code } } }""",
+                {
+                    "i": {
+                        "playerId": p,
+                        "gameId": "g",
+                        "score": score,
+                        "leaderboardIds": chunk,
+                        "submissionId": new_session_id(),
+                    }
+                },
+            )
+            assert payload["submitScore"]["errors"] == []
+
+
+async def test_erasure_needs_an_admin_key_and_writes_nothing_without_one(api: Api) -> None:
+    await _player_on_boards(api, ["b0"])
+    before = await scan_items(api.db)
+    for key, code in ((None, "UNAUTHENTICATED"), (API_KEYS[0], "FORBIDDEN")):
+        body = await erase(api, key=key)
+        assert body["data"] is None
+        assert [e["extensions"]["code"] for e in body["errors"]] == [code]
+    for player, reason, code, field in (
+        ("nobody", None, "PLAYER_NOT_FOUND", "playerId"),
+        ("a#b", None, "INVALID_ID", "playerId"),
+        (ERIN, " ", "INVALID_ARGUMENT", "reason"),
+    ):
+        fields = {} if reason is None else {"reason": reason}
+        payload = (await erase(api, player, **fields))["data"]["erasePlayer"]
+        assert [(e["code"], e["field"]) for e in payload["errors"]] == [(code, field)]
+        assert payload["complete"] is False
+    assert await scan_items(api.db) == before
+
+
+async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_completely(
+    api: Api,
+) -> None:
+    boards = [f"b{i:02d}" for i in range(50)]
+    await _player_on_boards(api, boards)
+    await _sessions(api, ERIN, 5000, boards)
+    # Moderation records that name the player: a removal whose reason quotes its id.
+    assert (await _remove(api, "b00", ERIN, reason=f"{ERIN} used a trainer"))["data"][
+        "removeEntry"
+    ]["errors"] == []
+    assert await count_player_items(api.db, ERIN) == 5000 + 3 + 50 + 3  # sessions, records...
+    before = await scan_items(api.db)
+    assert traces(before, ERIN)
+
+    api.reset_calls()
+    answers = await erase_fully(api)
+    calls = api.calls
+    totals = {
+        k: sum(a["erased"][k] for a in answers)
+        for k in ("entries", "sessions", "playRecords", "otherItems", "moderationRecords")
+    }
+    # 49 entries standing (one was removed before), 5000 + 3 sessions, 3 play records, the
+    # removed entry's tombstone, and the removal's record.
+    assert totals == {
+        "entries": 49,
+        "sessions": 5003,
+        "playRecords": 3,
+        "otherItems": 1,
+        "moderationRecords": 1,
+    }
+    action = answers[-1]["action"]
+    assert action == {
+        "action": "ERASE_PLAYER",
+        "actor": fingerprint(ADMIN),
+        "reason": ERASED_REASON,
+        "playerId": None,
+        "removedCount": 49,
+        "removed": [],
+    }
+    # Bounded: the partition read in pages of 100, deleted in batches of at most 25 (a
+    # page's last batch may be short), 49 entries in transactions of at most 25, then the
+    # last one.
+    pages = -(-(5056 + 1) // 100)
+    assert calls["Query"] >= pages
+    assert -(-5007 // 25) <= calls["BatchWriteItem"] <= -(-5007 // 25) + pages
+    assert calls["TransactWriteItems"] == 2 + 1
+
+    items = await scan_items(api.db)
+    assert traces(items, ERIN, f"{ERIN}@x.example") == []
+    erased = [i for i in items if MODERATION.holds(i) and i["action"] == "ERASE_PLAYER"]
+    assert len(erased) == 1
+    removal = next(i for i in items if MODERATION.holds(i) and i["action"] == "REMOVE_ENTRY")
+    assert removal["reason"] == REDACTED
+    assert "playerId" not in removal
+    for board_id in boards:
+        board = await get_leaderboard(api.db, board_id)
+        assert board is not None
+        assert board.entry_count == 1, board_id
+    data = await api.gql(
+        f'{{ player(id: "{ERIN}") {{ id }} leaderboard(id: "b01") {{ topScores(first: 5) '
+        "{ edges { node { player { id } } } } } }"
+    )
+    assert data["player"] is None
+    assert [e["node"]["player"]["id"] for e in data["leaderboard"]["topScores"]["edges"]] == ["bob"]
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+
+    # Done: the player is unknown now, and its id and address are free again.
+    again = (await erase(api))["data"]["erasePlayer"]
+    assert [e["code"] for e in again["errors"]] == ["PLAYER_NOT_FOUND"]
+    await api.create_player(ERIN)
+    assert (await api.submit(ERIN, "b01", 5))["errors"] == []
+
+
+@pytest.fixture
+async def frugal(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
+    """A service whose requests may make 60 database calls each."""
+    frugal = replace(settings, limits=replace(settings.limits, max_dynamodb_calls=60))
+    async with _serve(frugal, graphiql_assets) as served:
+        yield served
+
+
+async def test_an_erasure_stops_within_its_budget_and_goes_on_when_sent_again(
+    frugal: Api,
+) -> None:
+    boards = [f"b{i}" for i in range(3)]
+    await _player_on_boards(frugal, boards)
+    await _sessions(frugal, ERIN, 1200, boards)
+    answers = await erase_fully(frugal)
+    assert [a["complete"] for a in answers[:-1]] == [False] * (len(answers) - 1)
+    assert len(answers) >= 2
+    assert sum(a["erased"]["sessions"] for a in answers) == 1201
+    assert traces(await scan_items(frugal.db), ERIN) == []
+    assert await check_table(frugal.db.client, frugal.db.table, single_writer=True) == []
+
+
+async def test_an_erasure_of_a_banned_player_and_plays_during_it(api: Api) -> None:
+    await _player_on_boards(api, ["b0", "b1"])
+    assert (await ban(api, ERIN, reason="cheated"))["data"]["banPlayer"]["errors"] == []
+    answers = await erase_fully(api)
+    assert sum(a["erased"]["entries"] for a in answers) == 0  # the ban took them
+    assert sum(a["erased"]["moderationRecords"] for a in answers) == 1
+    items = await scan_items(api.db)
+    assert traces(items, ERIN) == []
+    ban_record = next(i for i in items if MODERATION.holds(i) and i["action"] == "BAN_PLAYER")
+    assert ban_record["reason"] == "cheated"
+    refused = await api.submit(ERIN, "b0", 1)
+    assert [e["code"] for e in refused["errors"]] == ["PLAYER_NOT_FOUND"]
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+
+
+async def test_the_rank_index_forgets_an_erased_player(indexed: Indexed) -> None:
+    api = indexed.api
+    await _player_on_boards(api, ["b0"])
+    await indexed.projector.drain()
+    await erase_fully(api)
+    await indexed.projector.drain()
+    keys = await indexed.index.redis.keys("*")
+    for key in keys:
+        kind = await indexed.index.redis.type(key)
+        if kind in (b"hash", "hash"):
+            assert ERIN.encode() not in await indexed.index.redis.hkeys(key)
+        if kind in (b"zset", "zset"):
+            members = await indexed.index.redis.zrange(key, 0, -1)
+            assert not [m for m in members if ERIN.encode() in m]
+    verification = await indexed.index.verify(api.db, "b0")
+    assert verification.ok
+    assert verification.entries == 1
