@@ -28,24 +28,23 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, player_guards
+from dynamo.entry_guards import EntryGuardItem, current_guards, player_guards
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.leaderboards import LEADERBOARD
 from dynamo.moderation import (
     MAX_LISTED,
     MODERATION,
     ModerationAction,
     ModerationItem,
-    entry_removal_items,
     get_action,
     new_action,
     put_action,
+    removals,
     removed_entry,
     transact,
 )
-from dynamo.players import PLAYER, PlayerItem
+from dynamo.players import PLAYER, PlayerItem, read_player
 from dynamo.resilience import is_backend_failure, unavailable
-from dynamo.table import Db, batch_get, parse, serialize
+from dynamo.table import Db, serialize
 
 __all__ = ["BATCH", "BanResult", "ban_player", "unban_player"]
 
@@ -149,14 +148,7 @@ async def _remove_chunk(
     An entry that changed since it was read (an operator removed it meanwhile) is read again:
     the chunk is retried with the guards as they now stand."""
     for _ in range(MAX_ATTEMPTS):
-        boards = await batch_get(
-            db, [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards], consistent=True
-        )
-        items: list[Any] = []
-        for guard in guards:
-            exists = LEADERBOARD.key(leaderboard_id=guard.leaderboard_id) in boards
-            count_on = guard.leaderboard_id if exists else None
-            items.extend(entry_removal_items(db.table, guard, count_on=count_on))
+        items = await removals(db, guards)
         listed = [removed_entry(g) for g in guards][: max(0, MAX_LISTED - len(action.removed))]
         items.append(_add_to_record(db.table, action, listed, len(guards)))
         if await transact(db, items, _RESUME):
@@ -166,7 +158,7 @@ async def _remove_chunk(
                     "removed_count": action.removed_count + len(guards),
                 }
             )
-        guards = await _reread(db, guards)
+        guards = [g for g in await current_guards(db, guards) if not g.removed]
         if not guards:
             return action
     raise _busy()
@@ -188,14 +180,6 @@ def _add_to_record(
             ),
         }
     }
-
-
-async def _reread(db: Db, guards: Sequence[EntryGuardItem]) -> list[EntryGuardItem]:
-    """The guards as they stand now, the entries among them still standing."""
-    keys = [ENTRY_GUARD.key(player_id=g.player_id, leaderboard_id=g.leaderboard_id) for g in guards]
-    found = await batch_get(db, keys, consistent=True)
-    now_standing = (parse(EntryGuardItem, found[k]) for k in keys if k in found)
-    return [g for g in now_standing if not g.removed]
 
 
 async def unban_player(db: Db, *, player_id: str, reason: str, actor: str) -> ModerationItem:
@@ -231,9 +215,7 @@ async def unban_player(db: Db, *, player_id: str, reason: str, actor: str) -> Mo
 
 
 async def _read_player(db: Db, player_id: str) -> PlayerItem:
-    found = await batch_get(db, [PLAYER.key(player_id=player_id)], consistent=True)
-    raw = next(iter(found.values()), None)
-    player = parse(PlayerItem, raw) if raw is not None else None
+    player = await read_player(db, player_id)
     if player is None or player.erasing_since is not None:
         raise LeaderboardError(
             ErrorCode.PLAYER_NOT_FOUND, f"no player {player_id!r}", Subject.PLAYER

@@ -14,13 +14,14 @@ from typing import Any
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
-from dynamo.table import Db, Item, get_items, parse, serialize
+from dynamo.table import Db, Item, batch_get, get_items, parse, serialize
 
 __all__ = [
     "ENTRY_GUARD",
     "EntryGuardItem",
     "as_score",
     "current_entries",
+    "current_guards",
     "guard_for",
     "player_guards",
 ]
@@ -112,3 +113,10 @@ async def player_guards(
         if not last:
             return
         kwargs["ExclusiveStartKey"] = last
+
+
+async def current_guards(db: Db, guards: Sequence[EntryGuardItem]) -> list[EntryGuardItem]:
+    """The guards as they stand now (read consistently), in order; those gone are left out."""
+    keys = [ENTRY_GUARD.key(player_id=g.player_id, leaderboard_id=g.leaderboard_id) for g in guards]
+    found = await batch_get(db, keys, consistent=True)
+    return [parse(EntryGuardItem, found[k]) for k in keys if k in found]

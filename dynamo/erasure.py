@@ -33,24 +33,23 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo import budget
-from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
+from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, current_guards
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import INDEX_ATTRIBUTES
-from dynamo.leaderboards import LEADERBOARD
 from dynamo.moderation import (
     MODERATION,
     ModerationAction,
     ModerationItem,
-    entry_removal_items,
     new_action,
     put_action,
+    removals,
     transact,
 )
 from dynamo.play_records import PLAY_RECORD
-from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
+from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem, read_player
 from dynamo.resilience import is_backend_failure, unavailable
 from dynamo.sessions import SESSION
-from dynamo.table import GSI2, Db, Key, batch_get, deserialize, now, parse, serialize
+from dynamo.table import GSI2, Db, Key, deserialize, now, serialize
 
 __all__ = [
     "ERASED_REASON",
@@ -173,13 +172,7 @@ def _room_left() -> bool:
 
 async def _begin(db: Db, player_id: str) -> PlayerItem:
     """Step 1: the player, marked as being erased."""
-    found = await batch_get(db, [PLAYER.key(player_id=player_id)], consistent=True)
-    raw = next(iter(found.values()), None)
-    if raw is None:
-        raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {player_id!r}", Subject.PLAYER
-        )
-    player = parse(PlayerItem, raw)
+    player = await _player(db, player_id)
     if player.erasing_since is None:
         await db.client.update_item(
             TableName=db.table,
@@ -187,6 +180,15 @@ async def _begin(db: Db, player_id: str) -> PlayerItem:
             UpdateExpression="SET erasingSince = if_not_exists(erasingSince, :now)",
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues=serialize({":now": now().isoformat()}),
+        )
+    return player
+
+
+async def _player(db: Db, player_id: str) -> PlayerItem:
+    player = await read_player(db, player_id)
+    if player is None:
+        raise LeaderboardError(
+            ErrorCode.PLAYER_NOT_FOUND, f"no player {player_id!r}", Subject.PLAYER
         )
     return player
 
@@ -251,14 +253,7 @@ async def _take_entries(db: Db, player_id: str, guards: Sequence[EntryGuardItem]
     """Take the entries off their boards in one transaction, counted on the Player item; an
     entry that changed meanwhile (an operator removed it) is read again. Returns the boards."""
     for _ in range(5):
-        boards = await batch_get(
-            db, [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards], consistent=True
-        )
-        items: list[Any] = []
-        for guard in guards:
-            exists = LEADERBOARD.key(leaderboard_id=guard.leaderboard_id) in boards
-            count_on = guard.leaderboard_id if exists else None
-            items.extend(entry_removal_items(db.table, guard, count_on=count_on, erase=True))
+        items = await removals(db, guards, erase=True)
         items.append(
             {
                 "Update": {
@@ -272,11 +267,7 @@ async def _take_entries(db: Db, player_id: str, guards: Sequence[EntryGuardItem]
         )
         if await transact(db, items, _RESUME):
             return [g.leaderboard_id for g in guards]
-        keys = [
-            ENTRY_GUARD.key(player_id=g.player_id, leaderboard_id=g.leaderboard_id) for g in guards
-        ]
-        found = await batch_get(db, keys, consistent=True)
-        current = [parse(EntryGuardItem, found[k]) for k in keys if k in found]
+        current = await current_guards(db, guards)
         tombstones = [g for g in current if g.removed]
         if tombstones:
             await _delete(
@@ -344,13 +335,7 @@ async def _unname(
 
 async def _finish(db: Db, player_id: str, actor: str, reason: str) -> ModerationItem:
     """Step 4: the Player item and the e-mail claim deleted, the erasure recorded."""
-    found = await batch_get(db, [PLAYER.key(player_id=player_id)], consistent=True)
-    raw = next(iter(found.values()), None)
-    if raw is None:
-        raise LeaderboardError(
-            ErrorCode.PLAYER_NOT_FOUND, f"no player {player_id!r}", Subject.PLAYER
-        )
-    player = parse(PlayerItem, raw)
+    player = await _player(db, player_id)
     erased = player.erased_entries or 0
     action = new_action(ModerationAction.ERASE_PLAYER, actor=actor, reason=reason)
     action = action.model_copy(update={"removed_count": erased})

@@ -14,6 +14,7 @@ entry on the board continue the guard's versions; to plays, a tombstone is no en
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -54,6 +55,7 @@ __all__ = [
     "moderation_log",
     "new_action",
     "put_action",
+    "removals",
     "remove_entry",
     "removed_entry",
     "transact",
@@ -217,6 +219,19 @@ def put_action(table: str, action: ModerationItem) -> dict[str, Any]:
             "ConditionExpression": "attribute_not_exists(pk)",
         }
     }
+
+
+async def removals(db: Db, guards: Sequence[EntryGuardItem], *, erase: bool = False) -> list[Any]:
+    """The transaction items that take the entries ``guards`` hold off their boards (see
+    :func:`entry_removal_items`), the boards read consistently first: a board that is gone
+    (its time to live ran out) has no count to keep."""
+    keys = [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards]
+    boards = await batch_get(db, keys, consistent=True)
+    items: list[Any] = []
+    for guard, key in zip(guards, keys, strict=True):
+        count_on = guard.leaderboard_id if key in boards else None
+        items.extend(entry_removal_items(db.table, guard, count_on=count_on, erase=erase))
+    return items
 
 
 def entry_removal_items(

@@ -19,7 +19,7 @@ from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
 from dynamo.outcomes import watching
 from dynamo.resilience import outcome_unknown
-from dynamo.table import GSI1, Db, Item, Key, get_items, parse, serialize
+from dynamo.table import GSI1, Db, Item, Key, batch_get, get_items, parse, serialize
 
 __all__ = [
     "EMAIL_CLAIM",
@@ -32,6 +32,7 @@ __all__ = [
     "get_player",
     "get_player_by_email",
     "get_players",
+    "read_player",
 ]
 
 PLAYER = Entity.declare(
@@ -80,6 +81,13 @@ class PlayerItem(Item):
 async def get_player(db: Db, player_id: str) -> PlayerItem | None:
     """AP1 for one id."""
     return (await get_players(db, [player_id]))[0]
+
+
+async def read_player(db: Db, player_id: str) -> PlayerItem | None:
+    """AP1 with ConsistentRead: the player as the last write left it (for moderation)."""
+    found = await batch_get(db, [PLAYER.key(player_id=player_id)], consistent=True)
+    raw = next(iter(found.values()), None)
+    return parse(PlayerItem, raw) if raw is not None else None
 
 
 async def get_players(db: Db, player_ids: Sequence[str]) -> list[PlayerItem | None]:

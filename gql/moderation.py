@@ -104,12 +104,17 @@ class RemoveEntryPayload:
     errors: list[UserError] = strawberry.field(description="Why nothing was written, if so.")
 
 
-@strawberry.input(description="The player to ban, and why.")
-class BanPlayerInput:
+@strawberry.input(description="A player to act on, and why.")
+class _PlayerAction:
     player_id: strawberry.ID = strawberry.field(description="The player.")
     reason: str = strawberry.field(
         description="Why, for the moderation log: 1-500 printable characters."
     )
+
+
+@strawberry.input(description="The player to ban, and why.")
+class BanPlayerInput(_PlayerAction):
+    pass
 
 
 @strawberry.type(description="The result of banPlayer.")
@@ -123,11 +128,8 @@ class BanPlayerPayload:
 
 
 @strawberry.input(description="The player whose ban to lift, and why.")
-class UnbanPlayerInput:
-    player_id: strawberry.ID = strawberry.field(description="The player.")
-    reason: str = strawberry.field(
-        description="Why, for the moderation log: 1-500 printable characters."
-    )
+class UnbanPlayerInput(_PlayerAction):
+    pass
 
 
 @strawberry.type(description="The result of unbanPlayer.")

@@ -3,6 +3,7 @@ log."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from functools import partial
 
 from dynamo import bans, erasure, moderation
@@ -74,43 +75,48 @@ async def resolve_moderation_log(
     return await page_of(read, first, after)
 
 
+@dataclass(frozen=True)
+class _Act:
+    """An admin's action on a player, as the table functions take it."""
+
+    player_id: str
+    reason: str
+    actor: str
+
+
+def _on_player(ctx: Context, player_id: str, reason: str | None, default: str = "") -> _Act:
+    """An admin's action on a player: the cleaned id and reason, and who acts."""
+    require_admin(ctx)
+    player = clean_id(player_id, "playerId")
+    why = clean_reason(reason) if reason is not None else default
+    return _Act(player_id=player, reason=why, actor=ctx.caller.actor or "")
+
+
 async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
     """Ban the player, taking its entries off every board (admin key); the boards'
     subscribers are told."""
-    require_admin(ctx)
-    player = clean_id(player_id, "playerId")
-    why = clean_reason(reason)
+    act = _on_player(ctx, player_id, reason)
     with naming({Subject.PLAYER: "playerId"}):
-        result = await bans.ban_player(
-            ctx.db, player_id=player, reason=why, actor=ctx.caller.actor or ""
-        )
-    _changed(ctx, player, result.boards)
+        result = await bans.ban_player(ctx.db, **asdict(act))
+    _changed(ctx, act.player_id, result.boards)
     return result
 
 
 async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationItem:
     """Lift the player's ban (admin key)."""
-    require_admin(ctx)
-    player = clean_id(player_id, "playerId")
-    why = clean_reason(reason)
+    act = _on_player(ctx, player_id, reason)
     with naming({Subject.PLAYER: "playerId"}):
-        action = await bans.unban_player(
-            ctx.db, player_id=player, reason=why, actor=ctx.caller.actor or ""
-        )
-    ctx.loaders.player.clear(player)
+        action = await bans.unban_player(ctx.db, **asdict(act))
+    _changed(ctx, act.player_id, [])
     return action
 
 
 async def erase_player(ctx: Context, player_id: str, reason: str | None) -> ErasureResult:
     """Erase the player's data (admin key), or as much as the request's budget allows."""
-    require_admin(ctx)
-    player = clean_id(player_id, "playerId")
-    why = clean_reason(reason) if reason is not None else erasure.ERASED_REASON
+    act = _on_player(ctx, player_id, reason, erasure.ERASED_REASON)
     with naming({Subject.PLAYER: "playerId"}):
-        result = await erasure.erase_player(
-            ctx.db, player_id=player, actor=ctx.caller.actor or "", reason=why
-        )
-    _changed(ctx, player, result.boards)
+        result = await erasure.erase_player(ctx.db, **asdict(act))
+    _changed(ctx, act.player_id, result.boards)
     return result
 
 
