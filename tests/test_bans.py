@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from dynamo import ranks
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
-from dynamo.scores import SCORE
+from dynamo.scores import SCORE, ScoreItem
 from dynamo.sessions import SESSION
 from gql.auth import fingerprint
 from soak.invariants import check_table
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed
 from tests.scan import scan_items
 from tests.test_subscriptions import WATCH, _next, _subscribed
 
@@ -255,3 +256,26 @@ async def test_a_ban_racing_thirty_plays_on_two_instances_leaves_no_entry(
     after = await one.submit("ann", "r1", 99)
     assert [e["code"] for e in after["errors"]] == ["PLAYER_BANNED"]
     assert await check_table(one.db.client, one.db.table) == []
+
+
+async def test_the_index_and_count_agree_after_a_ban_and_an_unban(indexed: Indexed) -> None:
+    api = indexed.api
+    boards = await _boards(api, 3, players=("ann", "bob", "cat"))
+    await indexed.projector.drain()
+    await ban(api, "bob")
+    await indexed.projector.drain()
+    for board_id in boards:
+        verification = await indexed.index.verify(api.db, board_id)
+        assert verification.ok, verification
+        assert verification.entries == 2
+    await unban(api, "bob")
+    assert (await api.submit("bob", boards[0], 1000))["errors"] == []
+    await indexed.projector.drain()
+    board = await get_leaderboard(api.db, boards[0])
+    assert board is not None
+    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if SCORE.holds(i)]
+    entries = [e for e in entries if e.leaderboard_id == boards[0]]
+    from_index = await indexed.index.better_counts(board, entries)
+    assert from_index == await ranks.better_counts(api.db, board, entries)
+    assert sorted(from_index.values()) == [0, 1, 2]
+    assert (await indexed.index.verify(api.db, boards[0])).ok
