@@ -11,7 +11,7 @@ import pytest
 
 from dynamo.errors import ErrorCode
 from resolvers.inputs import FieldError, clean_metadata
-from tests.conftest import API_KEYS, Api
+from tests.conftest import API_KEYS, Api, Indexed
 from tests.scan import scan_items
 from tests.test_subscriptions import _subscribed
 
@@ -221,6 +221,38 @@ async def test_every_list_of_scores_carries_metadata(api: Api) -> None:
     )
     assert ranks["player"]["rank"]["score"]["metadata"] == {"who": "bob"}
     assert ranks["player"]["ranks"][0]["score"]["metadata"] == {"who": "bob"}
+
+
+async def test_lists_ranked_by_the_rank_index_carry_metadata(indexed: Indexed) -> None:
+    api = indexed.api
+    for player in ("ann", "bob", "cat"):
+        await api.create_player(player)
+    await api.create_board("b")
+    for score, player in enumerate(("ann", "bob", "cat"), start=1):
+        await _submit(api, player, score * 10, {"who": player})
+    await indexed.projector.drain()
+    data = await api.gql(
+        """{ leaderboard(id: "b") {
+            topScores(first: 2) { edges { node { rank metadata } } }
+            around(playerId: "bob", before: 1, after: 1) { rank score { metadata } }
+            ranksOf(playerIds: ["ann"]) { rank score { metadata } }
+            rankOf(playerId: "cat") { rank score { metadata } } }
+            player(id: "bob") { rank(leaderboardId: "b") { rank score { metadata } } } }"""
+    )
+    board = data["leaderboard"]
+    assert [(e["node"]["rank"], e["node"]["metadata"]) for e in board["topScores"]["edges"]] == [
+        (1, {"who": "cat"}),
+        (2, {"who": "bob"}),
+    ]
+    assert [(r["rank"], r["score"]["metadata"]["who"]) for r in board["around"]] == [
+        (1, "cat"),
+        (2, "bob"),
+        (3, "ann"),
+    ]
+    assert board["ranksOf"] == [{"rank": 3, "score": {"metadata": {"who": "ann"}}}]
+    assert board["rankOf"] == {"rank": 1, "score": {"metadata": {"who": "cat"}}}
+    # The index answers the rank alone; the entry (and its metadata) is read from the table.
+    assert data["player"]["rank"] == {"rank": 2, "score": {"metadata": {"who": "bob"}}}
 
 
 async def test_a_subscription_push_carries_metadata(api: Api) -> None:
