@@ -46,13 +46,16 @@ SCALARS[Long] = strawberry.scalar(
 
 
 JSON = NewType("JSON", object)
+"""Any JSON value, passed through as read: the field or input that takes it checks it."""
 
 
 def _same(value: Any) -> Any:
+    """A JSON value as it is sent or received (variables arrive already parsed)."""
     return value
 
 
 def _json_literal(node: ValueNode, variables: dict[str, Any] | None = None) -> Any:
+    """A JSON value written in the document, any variable in it replaced by its value."""
     return value_from_ast_untyped(node, variables)
 
 
