@@ -13,6 +13,7 @@ from typing import Any
 
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
+from dynamo.metadata import Metadata
 from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
 from dynamo.table import Db, Item, batch_get, get_items, parse, serialize
 
@@ -46,6 +47,8 @@ class EntryGuardItem(Item):
     """True once an operator removed the entry: the guard stays, holding the removed entry
     and its version, so that the player's next entry on the board continues its versions
     (readers of the stream apply a change only when it is newer than the last)."""
+    metadata: Metadata | None = None
+    """The entry's metadata, kept when a play adds to an INCREMENT total it did not attain."""
 
 
 def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGuardItem:
@@ -62,6 +65,7 @@ def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGu
         tie_value=sort["tie_value"],
         version=version,
         ttl=board.ttl,
+        metadata=entry.metadata,
     )
 
 
@@ -74,6 +78,7 @@ def as_score(entry: EntryGuardItem) -> ScoreItem:
         session_id=entry.session_id,
         ttl=entry.ttl,
         version=entry.version,
+        metadata=entry.metadata,
     )
 
 

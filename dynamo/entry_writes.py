@@ -54,8 +54,10 @@ def entry_change(
     score: int,
     at: datetime,
     session_id: str,
+    metadata: dict[str, Any] | None = None,
 ) -> EntryChange:
-    """Apply the board's operator; raises SCORE_OUT_OF_RANGE for a score outside the board's
+    """Apply the board's operator (an entry keeps the metadata of the play that attained it);
+    raises SCORE_OUT_OF_RANGE for a score outside the board's
     bounds or a result the board can't hold."""
     if not board.admits(score):
         raise _outside_bounds(board, score) if board.bounded else _out_of_range(board)
@@ -66,6 +68,7 @@ def entry_change(
         attained_at=at,
         session_id=session_id,
         ttl=board.ttl,
+        metadata=metadata,
     )
     if old is None or old.removed:
         return EntryChange(board, old, fresh, changed=True)
@@ -76,6 +79,7 @@ def entry_change(
         attained_at=old.attained_at,
         session_id=old.session_id,
         ttl=old.ttl,
+        metadata=old.metadata,
     )
     newer = (at, session_id) > (old.attained_at, old.session_id or "")
     if board.operator is Operator.LATEST:

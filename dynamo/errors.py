@@ -18,6 +18,9 @@ class ErrorCode(StrEnum):
     INVALID_NAME = "INVALID_NAME"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     INVALID_CURSOR = "INVALID_CURSOR"
+    INVALID_METADATA = "INVALID_METADATA"
+    """A play's metadata that is not a JSON object of at most 1 KiB (as compact UTF-8 JSON),
+    nested at most 8 deep, with finite numbers and valid Unicode text."""
     SCORE_OUT_OF_RANGE = "SCORE_OUT_OF_RANGE"
     PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
     PLAYER_EXISTS = "PLAYER_EXISTS"

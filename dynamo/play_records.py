@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import Entity
+from dynamo.metadata import Metadata
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
@@ -46,6 +47,8 @@ class RecordedEntry(Item):
     attained_at: datetime
     session_id: str | None = None
     improved: bool
+    metadata: Metadata | None = None
+    """The entry's metadata (the play's, or the standing entry's when the play left it)."""
 
     def entry(self, player_id: str) -> ScoreItem:
         """The player's entry on the board as the play left it."""
@@ -55,6 +58,7 @@ class RecordedEntry(Item):
             score=self.score,
             attained_at=self.attained_at,
             session_id=self.session_id,
+            metadata=self.metadata,
         )
 
 
@@ -69,8 +73,9 @@ class PlayRecord(Item):
 
 
 def fingerprint(play: Play) -> str:
-    """A digest of everything a play says, to tell a repeat from a reuse of its id."""
-    content = {
+    """A digest of everything a play says, to tell a repeat from a reuse of its id (the same
+    metadata in another key order is the same play)."""
+    content: dict[str, Any] = {
         "playerId": play.player_id,
         "gameId": play.game_id,
         "score": play.score,
@@ -78,6 +83,9 @@ def fingerprint(play: Play) -> str:
         "leaderboardIds": list(play.leaderboard_ids),
         "familyIds": list(play.family_ids),
     }
+    if play.metadata is not None:
+        # Only when given, so that a play without metadata keeps the digest it always had.
+        content["metadata"] = play.metadata
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
@@ -98,6 +106,7 @@ def record_of(
                 attained_at=c.entry.attained_at,
                 session_id=c.entry.session_id,
                 improved=c.changed,
+                metadata=c.entry.metadata,
             )
             for c in changes
         ],

@@ -244,7 +244,13 @@ def _decide(
         )
     old = parse(EntryGuardItem, found[ekey]) if ekey in found else None
     return entry_change(
-        board, old, player_id=play.player_id, score=play.score, at=at, session_id=session_id
+        board,
+        old,
+        player_id=play.player_id,
+        score=play.score,
+        at=at,
+        session_id=session_id,
+        metadata=play.metadata,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem
@@ -35,6 +36,8 @@ class Play:
     duration_sec: int | None = None
     submission_id: str | None = None
     """Client-chosen ULID or UUID that makes the play idempotent."""
+    metadata: dict[str, Any] | None = None
+    """The client's JSON object about the play (see dynamo.metadata)."""
 
 
 @dataclass(frozen=True)
@@ -72,4 +75,5 @@ def play_session(
         leaderboard_id=leaderboard_ids[0],
         leaderboard_ids=list(leaderboard_ids),
         submission_id=play.submission_id,
+        metadata=play.metadata,
     )

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from dynamo.cursors import CursorShape
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder
+from dynamo.metadata import Metadata
 from dynamo.table import GSI1, Db, Item, Page, parse, query_page, range_page, serialize
 
 __all__ = [
@@ -54,6 +55,8 @@ class ScoreItem(Item):
     """Set on the entries of periodic boards, which expire with their board."""
     version: int = 0
     """The entry guard's version when this item was written (see dynamo.entry_guards)."""
+    metadata: Metadata | None = None
+    """The metadata of the play that attained the entry (see dynamo.metadata)."""
 
 
 def rank_value(score: int, width: int, order: SortOrder) -> str:

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from dynamo.cursors import CursorShape
 from dynamo.keys import Entity
+from dynamo.metadata import Metadata
 from dynamo.table import GSI2, Db, Item, Page, get_items, query_page, range_page
 
 __all__ = [
@@ -41,6 +42,8 @@ class SessionItem(Item):
     leaderboard_ids: list[str] = []
     """Every board the play was submitted to."""
     submission_id: str | None = None
+    metadata: Metadata | None = None
+    """The play's metadata (see dynamo.metadata)."""
 
 
 async def get_sessions(db: Db, keys: Sequence[tuple[str, str]]) -> list[SessionItem | None]:

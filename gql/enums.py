@@ -67,6 +67,8 @@ _register(
         ErrorCode.INVALID_ARGUMENT: "An argument out of its range or inconsistent with another "
         "(first, scoreWidth, endsAt before startsAt, durationSec, ...).",
         ErrorCode.INVALID_CURSOR: "A cursor this server did not issue for this list.",
+        ErrorCode.INVALID_METADATA: "A play's metadata that is not a JSON object of at most "
+        "1 KiB (compact UTF-8 JSON) nested at most 8 deep; nothing was written.",
         ErrorCode.SCORE_OUT_OF_RANGE: "A score over the board's width, or a play that would "
         "take lifetimeScore or gamesPlayed past its type.",
         ErrorCode.PLAYER_NOT_FOUND: "A write names an unknown player.",

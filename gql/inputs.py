@@ -8,7 +8,7 @@ import strawberry
 
 from dynamo.plays import MAX_TARGETS
 from gql.enums import Operator, Period, SortOrder
-from gql.scalars import Long
+from gql.scalars import JSON, Long
 
 __all__ = [
     "CreateLeaderboardFamilyInput",
@@ -119,4 +119,11 @@ class SubmitScoreInput:
         description="A ULID or UUID chosen by the game server. Sending the same submission "
         "again (within 7 days) records nothing more and returns the first result with "
         "duplicate: true; the same id with different content is SUBMISSION_ID_REUSED.",
+    )
+    metadata: JSON | None = strawberry.field(
+        default=None,
+        description="A JSON object about the play (a replay id, the level, the device), at most "
+        "1 KiB as compact UTF-8 JSON and nested at most 8 deep. It is kept with the session "
+        "and, while the play is a board's entry, with the entry (Session.metadata, "
+        "Score.metadata). Any other value is INVALID_METADATA and nothing is written.",
     )

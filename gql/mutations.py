@@ -128,6 +128,7 @@ class Mutation:
             family_ids=tuple(str(f) for f in input.family_ids or []),
             duration_sec=input.duration_sec,
             submission_id=str(input.submission_id) if input.submission_id is not None else None,
+            metadata=input.metadata,
         )
         try:
             result = await plays.submit_score(info.context, args)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, NewType
 
 import strawberry
-from graphql import IntValueNode, ValueNode
+from graphql import IntValueNode, ValueNode, value_from_ast_untyped
 from strawberry.types.scalar import ScalarDefinition
 
-__all__ = ["MAX_LONG", "SCALARS", "Long"]
+__all__ = ["JSON", "MAX_LONG", "SCALARS", "Long"]
 
 MAX_LONG = 10**15 - 1
 _RANGE = f"Long must be an integer between 0 and {MAX_LONG}"
@@ -42,4 +42,30 @@ SCALARS[Long] = strawberry.scalar(
     serialize=_check,
     parse_value=_check,
     parse_literal=_parse_literal,
+)
+
+
+JSON = NewType("JSON", object)
+"""Any JSON value, passed through as read: the field or input that takes it checks it."""
+
+
+def _same(value: Any) -> Any:
+    """A JSON value as it is sent or received (variables arrive already parsed)."""
+    return value
+
+
+def _json_literal(node: ValueNode, variables: dict[str, Any] | None = None) -> Any:
+    """A JSON value written in the document, any variable in it replaced by its value."""
+    return value_from_ast_untyped(node, variables)
+
+
+SCALARS[JSON] = strawberry.scalar(
+    name="JSON",
+    description=(
+        "Any JSON value: an object, an array, a string, a number, a boolean or null, sent and "
+        "received as JSON. Fields of this type say which values they accept."
+    ),
+    serialize=_same,
+    parse_value=_same,
+    parse_literal=_json_literal,
 )

@@ -11,7 +11,7 @@ from strawberry.types import Info
 
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
-from gql.scalars import Long
+from gql.scalars import JSON, Long
 from resolvers.context import Context
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, resolve_ranked_entry, resolve_score_rank
@@ -82,6 +82,13 @@ class Score:
     @strawberry.field(description="The session that produced the score.")
     def session_id(self) -> strawberry.ID | None:
         return strawberry.ID(self.item.session_id) if self.item.session_id else None
+
+    @strawberry.field(
+        description="The metadata of the play that attained the entry (SubmitScoreInput."
+        "metadata), null when it had none. An INCREMENT total keeps its attaining play's."
+    )
+    def metadata(self) -> JSON | None:
+        return JSON(self.item.metadata) if self.item.metadata is not None else None
 
     @classmethod
     def of(cls, item: ScoreItem) -> Score:

@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from dynamo.sessions import SessionItem
-from gql.scalars import Long
+from gql.scalars import JSON, Long
 from resolvers.context import Context
 
 if TYPE_CHECKING:
@@ -67,6 +67,12 @@ class Session:
     @strawberry.field(description="The client's submissionId, when the play was sent with one.")
     def submission_id(self) -> strawberry.ID | None:
         return strawberry.ID(self.item.submission_id) if self.item.submission_id else None
+
+    @strawberry.field(
+        description="The play's metadata (SubmitScoreInput.metadata), null when it had none."
+    )
+    def metadata(self) -> JSON | None:
+        return JSON(self.item.metadata) if self.item.metadata is not None else None
 
     @classmethod
     def of(cls, item: SessionItem) -> Session:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dynamo.emails import normalize_email
@@ -30,6 +30,7 @@ from dynamo.leaderboards import (
     largest_score,
     reserved_id_message,
 )
+from dynamo.metadata import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, encode_metadata
 from dynamo.table import Item, Page
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "clean_id",
     "clean_id_list",
     "clean_instant",
+    "clean_metadata",
     "clean_name",
     "clean_session_id",
     "clean_submission_id",
@@ -178,6 +180,53 @@ def clean_instant(value: datetime, field: str) -> datetime:
             ErrorCode.INVALID_ARGUMENT, f"{field} must be between 1970 and 2999", field
         )
     return instant
+
+
+_METADATA = (
+    f"metadata must be a JSON object of at most {MAX_METADATA_BYTES} bytes (compact UTF-8 "
+    f"JSON), nested at most {MAX_METADATA_DEPTH} deep, with finite numbers and valid text"
+)
+
+
+def clean_metadata(value: object, field: str = "metadata") -> dict[str, Any]:
+    """A play's metadata: a JSON object, nested at most 8 deep, of string keys and JSON values
+    with finite numbers and text that is valid Unicode, at most 1024 bytes as compact UTF-8
+    JSON; INVALID_METADATA otherwise. The shape is walked first, each value once and no more
+    values than the size allows, so that a huge or deep document costs little to refuse."""
+    if not isinstance(value, dict) or not _metadata_shape_ok(value):
+        raise FieldError(ErrorCode.INVALID_METADATA, _METADATA, field)
+    try:
+        size = len(encode_metadata(value).encode("utf-8"))
+    except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+        raise FieldError(ErrorCode.INVALID_METADATA, _METADATA, field) from None
+    if size > MAX_METADATA_BYTES:
+        raise FieldError(
+            ErrorCode.INVALID_METADATA,
+            f"{_METADATA}; this one is {size} bytes",
+            field,
+        )
+    return value
+
+
+def _metadata_shape_ok(document: dict[Any, Any]) -> bool:
+    """Whether ``document`` holds only JSON values, nested at most MAX_METADATA_DEPTH deep
+    and few enough to fit the size (every value takes at least one byte)."""
+    stack: list[tuple[object, int]] = [(document, 1)]
+    count = 1
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            count += len(value)
+            if depth > MAX_METADATA_DEPTH or count > MAX_METADATA_BYTES:
+                return False
+            if isinstance(value, dict):
+                if not all(isinstance(k, str) for k in value):
+                    return False
+                value = list(value.values())
+            stack.extend((v, depth + 1) for v in value)
+        elif not (value is None or isinstance(value, str | int | float)):
+            return False
+    return True
 
 
 def check_new_board(board: LeaderboardItem) -> None:

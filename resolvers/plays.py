@@ -8,7 +8,7 @@ from dynamo import play_writes
 from dynamo.errors import ErrorCode, Subject
 from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Play, PlayResult
 from resolvers.context import Context
-from resolvers.inputs import FieldError, clean_id, clean_submission_id, naming
+from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
 
 __all__ = ["PlayArguments", "clean_play", "submit_score"]
 
@@ -23,6 +23,8 @@ class PlayArguments:
     family_ids: tuple[str, ...] = ()
     duration_sec: int | None = None
     submission_id: str | None = None
+    metadata: object | None = None
+    """The client's metadata as sent, not yet checked."""
 
 
 def clean_play(args: PlayArguments) -> Play:
@@ -66,6 +68,7 @@ def clean_play(args: PlayArguments) -> Play:
         submission_id=(
             clean_submission_id(args.submission_id) if args.submission_id is not None else None
         ),
+        metadata=clean_metadata(args.metadata) if args.metadata is not None else None,
     )
 
 

@@ -4,6 +4,7 @@ stay well formed, and without a valid API key nothing is written at all."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given
@@ -18,7 +19,7 @@ from tests.fuzz.answers import (
     by_key,
     graphql,
 )
-from tests.fuzz.inputs import fuzz
+from tests.fuzz.inputs import BOARDS, FAMILIES, GAME, PLAYERS, fuzz, metadata_documents, ulids
 from tests.fuzz.operations import (
     CREATE_BOARD,
     CREATE_FAMILY,
@@ -96,6 +97,40 @@ async def test_submit_score_inputs(world: World, value: Any) -> None:
     if payload is not None and not payload["errors"]:
         game = value["gameId"]
         assert payload["session"]["gameId"] == (game if isinstance(game, str) else str(int(game)))
+
+
+@fuzz(60)
+@given(metadata=metadata_documents, submission=st.one_of(st.none(), ulids))
+async def test_submit_score_metadata(world: World, metadata: Any, submission: str | None) -> None:
+    """A play valid but for its metadata, on a board, an INCREMENT board and a family's:
+    refused whole (INVALID_METADATA at metadata, nothing written) or recorded with the
+    document read back as sent."""
+    value = {
+        "playerId": PLAYERS[0],
+        "gameId": GAME,
+        "score": 1,
+        "leaderboardId": BOARDS[0],
+        "leaderboardIds": [BOARDS[2]],
+        "familyIds": [FAMILIES[0]],
+        "metadata": metadata,
+        "submissionId": submission,
+    }
+    body = await _fuzz_mutation(world, "submitScore", SUBMIT, value)
+    payload = (body.get("data") or {}).get("submitScore")
+    if payload is None:
+        return
+    if payload["errors"]:
+        assert payload["errors"] == [
+            {
+                "code": "INVALID_METADATA",
+                "message": payload["errors"][0]["message"],
+                "field": "metadata",
+            }
+        ], payload
+    else:
+        assert isinstance(metadata, dict | None), payload
+        # As the server read it: a pair of surrogates in the sent JSON is one character.
+        assert payload["session"]["metadata"] == json.loads(json.dumps(metadata))
 
 
 def _accepted(authorization: str | None) -> bool:

@@ -216,3 +216,44 @@ board_ids = st.one_of(
     valid_ids,
 )
 family_ids = st.one_of(st.sampled_from([*FAMILIES, "nope"]), valid_ids)
+
+
+def _deep(depth: int, arrays: bool) -> Any:
+    """An object nested ``depth`` deep through objects, or through arrays below the top."""
+    inner: Any = [] if arrays else {}
+    for _ in range(depth - 2):
+        inner = [inner] if arrays else {"a": inner}
+    return {"a": inner} if depth > 1 else {}
+
+
+def _sized(parts: tuple[int, str]) -> dict[str, str]:
+    """An object of about ``size`` bytes of compact UTF-8 JSON, filled with ``char``."""
+    size, char = parts
+    return {"k": char * max(0, (size - 8) // len(char.encode("utf-8", "surrogatepass")))}
+
+
+metadata_documents: st.SearchStrategy[Any] = st.one_of(
+    st.dictionaries(texts, json_values, max_size=5),
+    json_values,
+    st.tuples(st.integers(1, 12), st.booleans()).map(lambda p: _deep(*p)),
+    st.sampled_from([20, 200, 500]).map(lambda d: _deep(d, False)),
+    st.tuples(
+        st.integers(1000, 1040), st.sampled_from(["x", "\u00e9", "\u20ac", "\U0001f600"])
+    ).map(_sized),
+    st.sampled_from(
+        [
+            {"k": float("nan")},
+            {"k": [float("inf")]},
+            {"k": "\ud800"},
+            {"\udfff": 1},
+            {"k": 10**400},
+            {"k": [0] * 5000},
+            {str(i): i for i in range(400)},
+            "{}",
+            [],
+            [{}],
+        ]
+    ),
+)
+"""Play metadata: objects of any JSON, other JSON values, documents around the depth and size
+limits, non-finite numbers, lone surrogates, huge numbers and wide documents."""

@@ -18,6 +18,7 @@ from tests.fuzz.inputs import (
     family_ids,
     ints,
     json_values,
+    metadata_documents,
     player_ids,
     texts,
     ulids,
@@ -62,9 +63,9 @@ CREATE_FAMILY = """mutation($i: CreateLeaderboardFamilyInput!) {
     family { id timezone seasonStart seasonDays retentionDays current { id startsAt endsAt } }
     errors { code message field } } }"""
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
-    improved duplicate session { id score gameId leaderboardIds submissionId }
-    score { score rank } rank { rank total percentile }
-    entries { leaderboardId improved score { score } rank { rank } }
+    improved duplicate session { id score gameId leaderboardIds submissionId metadata }
+    score { score rank metadata } rank { rank total percentile }
+    entries { leaderboardId improved score { score metadata } rank { rank } }
     errors { code message field } } }"""
 
 player_inputs = _input(
@@ -102,6 +103,7 @@ submit_inputs = _input(
         "familyIds": st.one_of(st.none(), st.lists(family_ids, max_size=22)),
         "durationSec": st.one_of(st.none(), ints),
         "submissionId": st.one_of(st.none(), st.just(REUSED_SUBMISSION), ulids, uuids, texts),
+        "metadata": st.one_of(st.none(), metadata_documents),
     },
 )
 
