@@ -131,16 +131,15 @@ class Moderation:
         return payload, code
 
     async def remove(self, rng: random.Random) -> None:
-        """Remove a player's entry on a board: half the time one a recent play entered (it
-        may be gone already), else any player's on any board (often none: ENTRY_NOT_FOUND)."""
-        recent = self.ledger.acks[-200:]
-        if recent and rng.random() < 0.5:
-            ack = rng.choice(recent)
-            player = ack.play.player_id
-            board = rng.choice(ack.play.leaderboard_ids)
-        else:
-            player = rng.choice(self.hot if rng.random() < 0.5 else self.players)
-            board = rng.choice(self.boards)
+        """Remove a player's entry on a board: half the time one a recent play entered and no
+        moderation took since, else any player's on any board (often none: ENTRY_NOT_FOUND)."""
+        picked = self._entered(rng) if rng.random() < 0.5 else None
+        if picked is None:
+            picked = (
+                rng.choice(self.hot if rng.random() < 0.5 else self.players),
+                rng.choice(self.boards),
+            )
+        player, board = picked
         expected = {"ENTRY_NOT_FOUND", BUSY}
         if player in self.ledger.erasing:
             expected.add("PLAYER_NOT_FOUND")
@@ -159,6 +158,17 @@ class Moderation:
             self.counts["removals"] += 1
         elif code == "ENTRY_NOT_FOUND":
             self.counts["removals of no entry"] += 1
+
+    def _entered(self, rng: random.Random) -> tuple[str, str] | None:
+        """A (player, board) that a recent acknowledged play entered, with no moderation of
+        it since; None when a few tries find none."""
+        recent = self.ledger.acks[-200:]
+        for _ in range(8 if recent else 0):
+            ack = rng.choice(recent)
+            pair = (ack.play.player_id, rng.choice(ack.play.leaderboard_ids))
+            if self.ledger.entry_expected(*pair) is not None:
+                return pair
+        return None
 
     async def ban(self, rng: random.Random) -> None:
         """Ban a hot player (racing its plays on every instance), then lift the ban shortly

@@ -146,6 +146,11 @@ def markdown(result: SoakResult) -> str:
         "# Load soak",
         "",
         *machine_lines(result.machine),
+        *(
+            [f"- Redis {result.machine['redis']} in memory (the rank index), on the same machine"]
+            if "redis" in result.machine
+            else []
+        ),
         f"- 1-minute load average at start and end: {result.machine['load_average'][0]} and"
         f" {result.machine['load_average'][1]} (whatever else runs on the machine counts too)",
         f"- {settings['clients']} concurrent clients for {doc['seconds']} s over HTTP/GraphQL,"

@@ -17,7 +17,7 @@ SHORT = SoakConfig(
     write_share=0.3,
     progress_every=60.0,
     moderation=ModerationConfig(
-        removal_share=0.08, ban_every=3.0, unban_after=(0.2, 0.6), erasures=3
+        removal_share=0.15, ban_every=3.0, unban_after=(0.2, 0.6), erasures=3
     ),
     index_reads=False,
 )
