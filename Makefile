@@ -78,9 +78,11 @@ bench: install redis
 bench-ranks: install redis
 	$(BIN)/python -m bench.rank_index
 
-# Sustained mixed load on two service instances over one table (32 clients, 3 minutes), then
-# an exact check of every table invariant and of every acknowledged play; exits 1 on any
-# violation or unexpected error. Results in bench/results/soak.json and soak.md.
+# Sustained mixed load on two service instances over one table (32 clients, 3 minutes), with
+# removals, bans and erasures racing the plays and, when redis-server is installed, ranks from
+# the rank index; then an exact check of every table invariant, of every acknowledged play and
+# of every board's index; exits 1 on any violation, difference or unexpected error. Results in
+# bench/results/soak.json and soak.md.
 soak: install
 	$(BIN)/python -m soak
 

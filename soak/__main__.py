@@ -6,7 +6,11 @@ clients that mix reads (top N, ranks, around-me, profiles, sessions) with submis
 concentrated on a few hot players, some sent several times under one ``submissionId``. At the
 end it scans the table and checks every invariant of :mod:`soak.invariants` exactly, checks
 every acknowledged play against the table, prints a summary and writes ``soak.json`` and
-``soak.md`` into ``--out``. Exits 1 on any violation or unexpected error.
+``soak.md`` into ``--out``. Some client steps moderate with the admin key: entries removed,
+hot players banned for a moment (racing their plays), a few players erased. With Debian's
+``redis-server`` installed the instances answer ranks from the rank index, and at the end
+every board's index is verified against the table (``--no-rank-index`` leaves it out). Exits
+1 on any violation, difference or unexpected error.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from bench.core.report import log, machine_info
+from bench.core.servers import redis_version
 from leaderboard.config import default_cache_dir
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
+from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
 from soak.report import markdown, write_results
 from soak.run import SoakConfig, soak
 
@@ -50,6 +57,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument(
+        "--rank-index",
+        action=argparse.BooleanOptionalAction,
+        default=redis_server_binary() is not None,
+        help="answer ranks from the rank index in an embedded redis-server and verify it at"
+        " the end (default: on when redis-server is installed)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path("bench/results"), help="where soak.json/.md go"
     )
     args = parser.parse_args(argv)
@@ -70,8 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     log("starting DynamoDB Local (in memory)")
-    with EmbeddedDynamoDB(default_cache_dir()) as local:
-        result = asyncio.run(soak(config, local.endpoint_url, machine_info(local)))
+    with ExitStack() as stack:
+        local = stack.enter_context(EmbeddedDynamoDB(default_cache_dir()))
+        machine = machine_info(local)
+        redis_url = None
+        if args.rank_index:
+            log("starting redis-server (in memory) for the rank index")
+            redis_url = stack.enter_context(EmbeddedRedis()).url
+            machine["redis"] = redis_version(redis_url)
+        result = asyncio.run(soak(config, local.endpoint_url, machine, redis_url=redis_url))
     print(markdown(result), flush=True)
     write_results(args.out, result)
     return 0 if result.passed else 1

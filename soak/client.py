@@ -6,7 +6,7 @@ import itertools
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,27 +73,43 @@ class Answer:
 
 
 class GraphQLClient:
-    """POSTs GraphQL requests with an API key to a set of service instances, timing each into
-    ``stats``."""
+    """POSTs GraphQL requests with an API key (or, for moderation, an admin key) to a set of
+    service instances, timing each into ``stats``."""
 
     def __init__(
-        self, http: aiohttp.ClientSession, urls: Sequence[str], api_key: str, stats: Stats
+        self,
+        http: aiohttp.ClientSession,
+        urls: Sequence[str],
+        api_key: str,
+        stats: Stats,
+        *,
+        admin_key: str | None = None,
     ) -> None:
         self.http = http
         self.urls = itertools.cycle(urls)
         """Requests go round-robin to these service instances, as behind a load balancer."""
         self.headers = {"Authorization": f"Bearer {api_key}"}
+        self.admin_headers = {"Authorization": f"Bearer {admin_key or api_key}"}
         self.stats = stats
 
-    async def request(self, op: str, query: str, variables: Mapping[str, Any]) -> Answer:
-        """Send one request. A failure of HTTP or GraphQL is counted as unexpected here;
-        typed errors inside a mutation's payload are left to the caller."""
+    async def request(
+        self,
+        op: str,
+        query: str,
+        variables: Mapping[str, Any],
+        *,
+        admin: bool = False,
+        expected: Callable[[str], bool] | None = None,
+    ) -> Answer:
+        """Send one request (with the admin key when ``admin``). A failure of HTTP or GraphQL
+        is counted as unexpected here, unless ``expected`` (asked once the answer is in)
+        accepts its code; typed errors inside a mutation's payload are left to the caller."""
         started = time.perf_counter()
         try:
             async with self.http.post(
                 next(self.urls),
                 json={"query": query, "variables": dict(variables)},
-                headers=self.headers,
+                headers=self.admin_headers if admin else self.headers,
             ) as response:
                 status = response.status
                 text = await response.text()
@@ -115,8 +131,9 @@ class GraphQLClient:
         code = codes[0] if codes else "NO_DATA"
         if status != 200:
             code = f"HTTP {status} {code}" if codes else f"HTTP {status}"
-        answer = Answer(None, code, text[:400])
-        self.stats.error(op, code, expected=False, detail=answer.detail)
+        answer = Answer(None, code, (json.dumps(errors) if errors else text)[:400])
+        provoked = status == 200 and expected is not None and expected(code)
+        self.stats.error(op, code, expected=provoked, detail=answer.detail)
         return answer
 
 

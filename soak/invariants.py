@@ -20,9 +20,12 @@ The Session items are the record of every play; everything else must follow from
   the entry is the operator's result over the later ones, and without any its guard is a
   tombstone (``removed``) and it has no Score item (its versions continue across the
   removal, so they are only checked to grow); with several processes, a play whose time is
-  within ``RACE_WINDOW`` of the removal may have landed on either side of it;
+  within ``RACE_WINDOW`` of the removal may have landed on either side of it (the
+  ``MAX_RACING`` nearest are tried);
 - a banned player (``banPlayer``) has no entry anywhere: no session played before its ban
-  was lifted counts (the ban refused every later play and removed every entry);
+  was lifted counts (the ban refused every later play and removed every entry); with several
+  processes, a play whose time was taken just before the lifting may have been written just
+  after it, and counts (the same race as a removal's);
 - every board's ``entryCount`` is the number of distinct players with a session on it (a
   session that counts, after any removal of the player's entry there);
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
@@ -347,26 +350,55 @@ def _ban_cuts(snap: Snapshot) -> dict[str, datetime]:
     return cuts
 
 
+MAX_RACING = 8
+"""At most this many plays, the nearest in time to a removal or a ban's lifting, are tried on
+either side of it (every split of them)."""
+
+
+def _cut_of(
+    snap: Snapshot, pair: Pair, cuts: Mapping[str, datetime]
+) -> tuple[datetime, bool] | None:
+    """The moderation that decides which of the pair's plays count, and whether plays may
+    have raced it: the later of the entry's last removal and the lifting of the player's
+    last ban (a ban in force races nothing: it refused every play after its mark)."""
+    removed = snap.removals.get(pair)
+    cut = cuts.get(pair[0])
+    if cut is not None and (removed is None or cut >= removed):
+        return cut, cut.year < datetime.max.year
+    if removed is not None:
+        return removed, True
+    return None
+
+
 def _settle_races(
     snap: Snapshot,
     by_player: Mapping[str, list[SessionItem]],
     by_pair: dict[Pair, list[SessionItem]],
     cuts: Mapping[str, datetime],
 ) -> None:
-    """With several processes, a play that raced the removal of its entry (its time close to
-    the removal's) may have landed on either side of it. For each such (player, board), the
-    sessions that count are the ones after the removal by time, or, if the entry found is the
-    operator's result over a different split of the racing plays, that split."""
-    for pair, removed in snap.removals.items():
-        if pair[0] in cuts and cuts[pair[0]] >= removed:
-            continue  # a later ban decides
-        sessions = [s for s in by_player.get(pair[0], []) if pair[1] in s.leaderboard_ids]
-        racing = sorted(
-            (s for s in sessions if abs(s.played_at - removed) <= RACE_WINDOW), key=_play_order
-        )
-        if not racing or len(racing) > 8:
+    """With several processes, a play that raced the removal of its entry, or the lifting
+    of its player's ban (its time close to the moderation's), may have landed on either side
+    of it. For each such (player, board), the sessions that count are the ones after the
+    moderation by time, or, if the entry found is the operator's result over a different
+    split of the racing plays (the MAX_RACING nearest the moderation in time), that split."""
+    pairs = {*snap.removals}
+    for player_id in cuts:
+        for session in by_player.get(player_id, []):
+            pairs.update((player_id, b) for b in session.leaderboard_ids)
+    for pair in sorted(pairs):
+        decided = _cut_of(snap, pair, cuts)
+        if decided is None or not decided[1]:
             continue
-        after = [s for s in sessions if s.played_at - removed > RACE_WINDOW]
+        cut = decided[0]
+        sessions = [s for s in by_player.get(pair[0], []) if pair[1] in s.leaderboard_ids]
+        near = sorted(
+            (s for s in sessions if abs(s.played_at - cut) <= RACE_WINDOW),
+            key=lambda s: (abs(s.played_at - cut), s.session_id),
+        )
+        racing = near[:MAX_RACING]
+        if not racing:
+            continue
+        after = [s for s in sessions if s not in racing and s.played_at > cut]
         board = snap.boards.get(pair[1])
         scores = snap.scores.get(pair, [])
         guard = snap.guards.get(pair)

@@ -1,13 +1,21 @@
 """What the soak's clients were told about their submissions, checked against the table.
 
-Every acknowledged play must be in the table as acknowledged; every submission refused with a
-typed error must have written nothing; plays sent again with the same ``submissionId`` must
+Every acknowledged play must be in the table as acknowledged, unless its player was erased
+(then nothing of the player may be left anywhere in the table); every submission refused with
+a typed error must have written nothing; plays sent again with the same ``submissionId`` must
 all be answered with one session, only one of them as the first (``duplicate: false``).
+
+The ledger also knows the moderation the clients did (removals, bans, erasures), so that a
+read may tell an entry a moderator took away from one that was lost.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import json
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -32,6 +40,8 @@ class LedgerKind(StrEnum):
     """More sessions than acknowledged plays plus plays whose outcome is unknown."""
     WRONG_ANSWER = "wrong-answer"
     """A request answered something other than what was asked (see the message)."""
+    ERASED_REMAINS = "erased-remains"
+    """An item of the table still holds an erased player's id or e-mail address."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,15 @@ class Ack:
     entry_boards: tuple[str, ...]
     """The ``leaderboardId`` of each of the payload's ``entries``."""
     duplicate: bool
+    sent_at: float = 0.0
+    """When the play was sent (``time.monotonic()``)."""
+
+
+ANY_BOARD = "*"
+"""The board of a moderation that touches every entry of a player (a ban, an erasure)."""
+
+Pair = tuple[str, str]
+"""(playerId, leaderboardId, or ANY_BOARD)."""
 
 
 @dataclass
@@ -85,32 +104,82 @@ class Ledger:
     may or may not have been recorded."""
     anomalies: list[Violation] = field(default_factory=list)
     """Wrong answers noticed while running (a read or an acknowledgement that cannot be)."""
+    erasing: dict[str, str] = field(default_factory=dict)
+    """Players whose erasure was sent, and their e-mail addresses."""
+    erased: set[str] = field(default_factory=set)
+    """Players whose erasure was answered complete."""
     _sessions: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    _boards: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    _entered: dict[Pair, float] = field(default_factory=dict)
+    """When the latest acknowledged play on a (player, board) was sent."""
+    _moderating: Counter[Pair] = field(default_factory=Counter)
+    """Moderation requests under way, per (player, board) or (player, ANY_BOARD)."""
+    _moderated: dict[Pair, float] = field(default_factory=dict)
+    """When the latest moderation of a (player, board) or (player, ANY_BOARD) was answered."""
+    _epochs: Counter[Pair] = field(default_factory=Counter)
+    """How many moderation requests were sent, per (player, board) or (player, ANY_BOARD)."""
 
     def acknowledge(self, ack: Ack) -> None:
         self.acks.append(ack)
-        self._sessions[ack.play.player_id].add(ack.session_id)
-        self._boards[ack.play.player_id].update(ack.session.get("leaderboardIds") or ())
+        player = ack.play.player_id
+        self._sessions[player].add(ack.session_id)
+        if ack.duplicate:
+            return  # recorded by an earlier send, at a time this answer does not tell
+        for board in ack.session.get("leaderboardIds") or ():
+            pair = (player, str(board))
+            self._entered[pair] = max(ack.sent_at, self._entered.get(pair, ack.sent_at))
 
     def acknowledged_sessions(self, player_id: str) -> int:
         """How many distinct sessions were acknowledged so far to ``player_id``'s plays."""
         return len(self._sessions.get(player_id, ()))
 
-    def acknowledged_on(self, player_id: str, board_id: str) -> bool:
-        """Whether a play of ``player_id`` on ``board_id`` was acknowledged so far."""
-        return board_id in self._boards.get(player_id, ())
+    def moderation_sent(self, player_id: str, board_id: str = ANY_BOARD) -> None:
+        """A moderation of the player's entry on ``board_id`` (every board: ANY_BOARD) is
+        under way."""
+        pair = (player_id, board_id)
+        self._moderating[pair] += 1
+        self._epochs[pair] += 1
+
+    def moderation_answered(self, player_id: str, board_id: str = ANY_BOARD) -> None:
+        """The moderation sent with :meth:`moderation_sent` was answered (whatever it did)."""
+        pair = (player_id, board_id)
+        self._moderating[pair] -= 1
+        self._moderated[pair] = time.monotonic()
+
+    def entry_expected(self, player_id: str, board_id: str) -> int | None:
+        """Whether the player must have an entry on the board now: a play of it there was
+        acknowledged, sent after every moderation of that entry was answered, and none is
+        under way. Then the moderation epoch to give :meth:`still_expected` once the read is
+        answered; else None."""
+        entered = self._entered.get((player_id, board_id))
+        if entered is None or player_id in self.erasing:
+            return None
+        keys = ((player_id, board_id), (player_id, ANY_BOARD))
+        if any(self._moderating[k] for k in keys):
+            return None
+        if any(entered <= self._moderated.get(k, float("-inf")) for k in keys):
+            return None
+        return self._epoch(player_id, board_id)
+
+    def still_expected(self, player_id: str, board_id: str, epoch: int) -> bool:
+        """Whether no moderation of the entry was sent since :meth:`entry_expected` answered
+        ``epoch``."""
+        return self._epoch(player_id, board_id) == epoch
+
+    def _epoch(self, player_id: str, board_id: str) -> int:
+        return self._epochs[(player_id, board_id)] + self._epochs[(player_id, ANY_BOARD)]
 
     def anomaly(self, subject: str, message: str) -> None:
         self.anomalies.append(Violation(LedgerKind.WRONG_ANSWER, subject, message))
 
-    def check(self, snap: Snapshot) -> list[Violation]:
-        """Every broken promise, given the table's final content."""
+    def check(self, snap: Snapshot, items: Iterable[Mapping[str, Any]] = ()) -> list[Violation]:
+        """Every broken promise, given the table's final content (``items``: its raw items,
+        searched for what erased players left behind)."""
         found = list(self.anomalies)
         found += self._check_acks(snap)
         found += self._check_idempotency()
         found += self._check_refused(snap)
         found += self._check_count(snap)
+        found += self._check_erased(items)
         return sorted(found)
 
     def _check_acks(self, snap: Snapshot) -> list[Violation]:
@@ -120,7 +189,10 @@ class Ledger:
             subject = f"session {play.player_id}/{ack.session_id}"
             session = snap.sessions.get((play.player_id, ack.session_id))
             if session is None:
-                found.append(Violation(LedgerKind.LOST_ACK, subject, "acknowledged, not stored"))
+                if play.player_id not in self.erasing:
+                    found.append(
+                        Violation(LedgerKind.LOST_ACK, subject, "acknowledged, not stored")
+                    )
                 continue
             boards = tuple(session.leaderboard_ids)
             named, families = (
@@ -231,3 +303,27 @@ class Ledger:
                 )
             ]
         return []
+
+    def _check_erased(self, items: Iterable[Mapping[str, Any]]) -> list[Violation]:
+        """No item holds the id or the e-mail address of a player whose erasure completed."""
+        names = sorted({n for p in self.erased for n in (p, self.erasing.get(p, "")) if n}, key=len)
+        if not names:
+            return []
+        pattern = re.compile(
+            "(?<![A-Za-z0-9_.@-])("
+            + "|".join(re.escape(n) for n in reversed(names))
+            + ")(?![A-Za-z0-9_.@-])",
+            re.IGNORECASE,
+        )
+        found: list[Violation] = []
+        for item in items:
+            match = pattern.search(json.dumps(item, default=str))
+            if match:
+                found.append(
+                    Violation(
+                        LedgerKind.ERASED_REMAINS,
+                        f"item {item.get('pk')!r} / {item.get('sk')!r}",
+                        f"holds {match.group(1)!r}, erased",
+                    )
+                )
+        return found

@@ -28,8 +28,18 @@ class SoakResult:
     submissions: dict[str, int]
     table: dict[str, int]
     dynamodb_calls: dict[str, int]
+    moderation: dict[str, int] = field(default_factory=dict)
+    """What the moderators did, by kind: removals (and removals that found no entry), bans,
+    unbans, erasures completed and the erasure calls they took."""
     invariant_violations: list[Violation] = field(default_factory=list)
     ledger_violations: list[Violation] = field(default_factory=list)
+    rank_index: dict[str, Any] | None = None
+    """With the rank index: boards and entries verified, and every board whose index
+    differs from the table (``differences``); None without it."""
+
+    @property
+    def index_differences(self) -> list[str]:
+        return list((self.rank_index or {}).get("differences", []))
 
     @property
     def passed(self) -> bool:
@@ -37,6 +47,7 @@ class SoakResult:
             not self.invariant_violations
             and not self.ledger_violations
             and not self.stats.unexpected_errors
+            and not self.index_differences
         )
 
 
@@ -86,15 +97,35 @@ def result_document(result: SoakResult) -> dict[str, Any]:
         "unexpected_errors": dict(stats.unexpected_errors),
         "unexpected_error_samples": stats.error_samples,
         "submissions": result.submissions,
+        "moderation": result.moderation,
         "table": result.table,
         "dynamodb_calls": result.dynamodb_calls,
         "invariant_violations": [str(v) for v in result.invariant_violations],
         "ledger_violations": [str(v) for v in result.ledger_violations],
+        "rank_index": result.rank_index,
     }
 
 
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def _index(check: Mapping[str, Any] | None) -> str:
+    if check is None:
+        return "not run (no Redis)"
+    differing = len(check["differences"])
+    verdict = "every board equal" if not differing else f"{differing} boards differ"
+    return f"{verdict}: {check['boards']} boards, {check['entries']:,} entries verified"
+
+
+def _moderation(counts: Mapping[str, int]) -> str:
+    removed, missed = counts.get("removals", 0), counts.get("removals of no entry", 0)
+    return (
+        f"{removed:,} entries removed ({missed:,} removals found no entry),"
+        f" {counts.get('bans', 0):,} bans and {counts.get('unbans', 0):,} unbans of hot players,"
+        f" {counts.get('erasures', 0):,} players erased"
+        f" ({counts.get('erasure calls', 0):,} calls)"
+    )
 
 
 def _listed(title: str, violations: list[Violation], limit: int = 50) -> list[str]:
@@ -115,6 +146,11 @@ def markdown(result: SoakResult) -> str:
         "# Load soak",
         "",
         *machine_lines(result.machine),
+        *(
+            [f"- Redis {result.machine['redis']} in memory (the rank index), on the same machine"]
+            if "redis" in result.machine
+            else []
+        ),
         f"- 1-minute load average at start and end: {result.machine['load_average'][0]} and"
         f" {result.machine['load_average'][1]} (whatever else runs on the machine counts too)",
         f"- {settings['clients']} concurrent clients for {doc['seconds']} s over HTTP/GraphQL,"
@@ -138,11 +174,13 @@ def markdown(result: SoakResult) -> str:
         f" (up to {subs['max_in_flight']} at once) |",
         f"| transaction attempts / recorded plays | {subs['transactions']:,} /"
         f" {result.table['sessions']:,} |",
+        f"| moderation (admin key) | {_moderation(result.moderation)} |",
         f"| refused as provoked | {_counts(result.stats.expected_errors)} |",
         f"| unexpected errors | {_counts(result.stats.unexpected_errors)} |",
         f"| submissions with unknown outcome | {subs['unknown']:,} |",
         f"| invariant violations (table) | {len(result.invariant_violations)} |",
         f"| broken promises to clients | {len(result.ledger_violations)} |",
+        f"| rank index = table (Redis) | {_index(result.rank_index)} |",
         f"| table items scanned | {result.table['items']:,} |",
         "",
         "| operation | requests | p50 ms | p99 ms | errors |",
@@ -158,6 +196,9 @@ def markdown(result: SoakResult) -> str:
         lines += [f"- `{s}`" for s in result.stats.error_samples]
     lines += _listed("Invariant violations", result.invariant_violations)
     lines += _listed("Broken promises to clients", result.ledger_violations)
+    if result.index_differences:
+        lines += ["", "### Rank index differences", ""]
+        lines += [f"- {d}" for d in result.index_differences]
     return "\n".join(lines) + "\n"
 
 

@@ -10,16 +10,18 @@ import time
 import uuid
 from collections import Counter
 from contextlib import AsyncExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import aiohttp
 
 from bench.core.measure import percentiles
 from bench.core.report import log
-from bench.core.stack import API_KEY, served_app
+from bench.core.stack import ADMIN_KEY, API_KEY, served_app
 from soak.client import GraphQLClient, Stats
-from soak.invariants import check, read_table
+from soak.invariants import check, scan_items, snapshot
 from soak.ledger import Ledger
+from soak.moderation import ModerationConfig
+from soak.rank_index import Projection, projected_index
 from soak.report import SoakResult, table_counts
 from soak.workload import Workload, WorkloadConfig, player_ids, setup
 
@@ -39,6 +41,11 @@ class SoakConfig:
     write_share: float = 0.2
     seed: int = 1
     progress_every: float = 15.0
+    moderation: ModerationConfig = field(default_factory=ModerationConfig)
+    """How often the clients remove entries, ban hot players and erase players."""
+    index_reads: bool = True
+    """With the rank index: the instances answer ranks from it (else only its projection of
+    the table is checked)."""
 
 
 async def _progress(stats: Stats, started: float, every: float) -> None:
@@ -53,8 +60,17 @@ async def _progress(stats: Stats, started: float, every: float) -> None:
         )
 
 
-async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]) -> SoakResult:
-    """Run the soak against a fresh table in the DynamoDB at ``endpoint_url``."""
+async def soak(
+    config: SoakConfig,
+    endpoint_url: str,
+    machine: dict[str, object],
+    *,
+    redis_url: str | None = None,
+) -> SoakResult:
+    """Run the soak against a fresh table in the DynamoDB at ``endpoint_url``. With
+    ``redis_url`` the rank index in that Redis follows the table's stream (and the instances
+    answer ranks from it, with ``config.index_reads``), and at the end every board's index is
+    verified against the table."""
     table = f"soak-{uuid.uuid4().hex[:8]}"
     load_at_start = os.getloadavg()[0]
     stats, ledger = Stats(), Ledger()
@@ -63,17 +79,27 @@ async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]
         hot_players=config.hot_players,
         hot_share=config.hot_share,
         write_share=config.write_share,
+        moderation=config.moderation,
     )
     async with AsyncExitStack() as stack:
         instances = [
-            await stack.enter_async_context(served_app(endpoint_url, table))
+            await stack.enter_async_context(
+                served_app(endpoint_url, table, redis_url=redis_url if config.index_reads else None)
+            )
             for _ in range(config.instances)
         ]
         served = instances[0]
+        projection: Projection | None = None
+        if redis_url is not None:
+            projection = await stack.enter_async_context(
+                projected_index(served.db, endpoint_url, redis_url)
+            )
         connector = aiohttp.TCPConnector(limit=config.clients * 4)
         timeout = aiohttp.ClientTimeout(total=30)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
-            client = GraphQLClient(http, [i.url for i in instances], API_KEY, stats)
+            client = GraphQLClient(
+                http, [i.url for i in instances], API_KEY, stats, admin_key=ADMIN_KEY
+            )
             log(f"setting up {config.players} players, boards and families in table {table}")
             await setup(client, player_ids(config.players))
             stats.ops.clear()
@@ -82,6 +108,7 @@ async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]
             workload = Workload(client, workload_config, ledger)
             log(f"running {config.clients} clients for {config.seconds:g} s")
             started = time.monotonic()
+            workload.moderation.start(started, config.seconds)
             progress = asyncio.create_task(_progress(stats, started, config.progress_every))
             try:
                 await asyncio.gather(
@@ -99,9 +126,14 @@ async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]
         for instance in instances:
             calls.update(instance.counter.snapshot())
         log("scanning the table and checking every invariant")
-        snap = await read_table(served.db.client, table)
+        items = await scan_items(served.db.client, table)
+        snap = snapshot(items)
         violations = check(snap, single_writer=config.instances == 1)
-        broken = ledger.check(snap)
+        broken = ledger.check(snap, items)
+        index = None
+        if projection is not None:
+            log("draining the stream into the rank index and verifying every board")
+            index = await projection.verify(sorted(snap.boards))
         await served.db.client.delete_table(TableName=table)
     acks = ledger.acks
     return SoakResult(
@@ -121,8 +153,10 @@ async def soak(config: SoakConfig, endpoint_url: str, machine: dict[str, object]
             "max_in_flight": workload.max_in_flight,
             "transactions": calls.get("TransactWriteItems", 0),
         },
+        moderation=dict(workload.moderation.counts),
         table=table_counts(snap),
         dynamodb_calls=dict(calls),
         invariant_violations=violations,
         ledger_violations=broken,
+        rank_index=index.document() if index is not None else None,
     )

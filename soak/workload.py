@@ -1,5 +1,7 @@
 """The soak's world (boards of every operator and sort order, two periodic families, players)
-and its workload: clients that mix reads with submissions concentrated on a few hot players.
+and its workload: clients that mix reads with submissions concentrated on a few hot players,
+and now and then moderate (:mod:`soak.moderation`): remove an entry, ban a hot player for a
+moment, erase a player.
 
 Every random choice of a client goes through its own ``random.Random``.
 """
@@ -11,7 +13,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -19,6 +21,7 @@ from ulid import ULID
 
 from soak.client import Answer, GraphQLClient
 from soak.ledger import Ack, Ledger, Play
+from soak.moderation import Moderation, ModerationConfig, email_of
 
 __all__ = [
     "BOARDS",
@@ -83,6 +86,7 @@ class WorkloadConfig:
     """Share of submissions that go to the hot players."""
     write_share: float = 0.2
     """Share of client steps that are submissions."""
+    moderation: ModerationConfig = field(default_factory=ModerationConfig)
 
 
 def player_ids(count: int) -> list[str]:
@@ -183,7 +187,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
                     client,
                     CREATE_PLAYER,
                     "createPlayer",
-                    {"id": p, "name": f"Soak {p}", "email": f"{p}@soak.example"},
+                    {"id": p, "name": f"Soak {p}", "email": email_of(p)},
                 )
                 for p in players[i : i + 20]
             )
@@ -205,6 +209,9 @@ class Workload:
         self.replayable: list[Play] = []
         """Acknowledged plays that carry a submissionId, to send again."""
         self.orders = {b.id: b.sort_order for b in BOARDS}
+        self.moderation = Moderation(
+            client, ledger, config.moderation, self.players, self.hot, [b.id for b in BOARDS]
+        )
         self.in_flight: Counter[str] = Counter()
         """Submissions under way, per player."""
         self.overlapping = 0
@@ -232,8 +239,13 @@ class Workload:
     async def run_client(self, rng: random.Random, deadline: float) -> None:
         """Take steps until ``deadline`` (time.monotonic())."""
         while time.monotonic() < deadline:
-            steps = self._submits if rng.random() < self.config.write_share else self._reads
-            await _pick(rng, steps)(rng)
+            step = self.moderation.due(rng)
+            if step is None and rng.random() < self.config.moderation.removal_share:
+                step = self.moderation.remove
+            if step is None:
+                steps = self._submits if rng.random() < self.config.write_share else self._reads
+                step = _pick(rng, steps)
+            await step(rng)
 
     # -- submissions -------------------------------------------------------------------------
 
@@ -265,6 +277,7 @@ class Workload:
             self.overlapping += 1
         self.in_flight[player] += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight[player])
+        sent_at = time.monotonic()
         try:
             answer = await self.client.request(op, SUBMIT, {"i": play.variables()})
         finally:
@@ -276,7 +289,7 @@ class Workload:
         errors = payload["errors"]
         if errors:
             code = str(errors[0]["code"])
-            if code == expect:
+            if code == expect or self.moderation.provoked(player, code, sent_at):
                 self.client.stats.error(op, code, expected=True)
                 self.ledger.refused.append((play, code))
             else:
@@ -295,6 +308,7 @@ class Workload:
             session=session,
             entry_boards=tuple(str(e["leaderboardId"]) for e in payload["entries"]),
             duplicate=bool(payload["duplicate"]),
+            sent_at=sent_at,
         )
         self.ledger.acknowledge(ack)
         return ack
@@ -361,8 +375,15 @@ class Workload:
     def _reader(self, rng: random.Random) -> str:
         return rng.choice(self.hot if rng.random() < 0.5 else self.players)
 
-    async def _read(self, op: str, query: str, variables: dict[str, Any]) -> Answer:
-        return await self.client.request(op, query, variables)
+    async def _read(
+        self, op: str, query: str, variables: dict[str, Any], player: str | None = None
+    ) -> Answer:
+        """A read; about ``player``, it may find the player erased (PLAYER_NOT_FOUND)."""
+        expected = self.moderation.read_error(player) if player is not None else None
+        return await self.client.request(op, query, variables, expected=expected)
+
+    def _erasing(self, player: str) -> bool:
+        return player in self.ledger.erasing
 
     async def _top(self, rng: random.Random) -> None:
         board = rng.choice(BOARDS).id
@@ -403,28 +424,38 @@ class Workload:
                     f"rank {b['rank']} ({b['score']}) after rank {a['rank']} ({a['score']})",
                 )
 
+    def _entry_lost(self, player: str, board: str, epoch: int | None) -> bool:
+        """Whether the player's entry on the board, which had to be there when the read was
+        sent (``epoch`` not None), was missing from its answer with no moderation since."""
+        return epoch is not None and self.ledger.still_expected(player, board, epoch)
+
     async def _rank(self, rng: random.Random) -> None:
         player, board = self._reader(rng), rng.choice(BOARDS).id
-        entered = self.ledger.acknowledged_on(player, board)
-        answer = await self._read("rank", RANK, {"p": player, "b": board})
+        epoch = self.ledger.entry_expected(player, board)
+        answer = await self._read("rank", RANK, {"p": player, "b": board}, player)
         if not answer.ok:
             return
-        rank = answer.data["player"]["rank"]
-        if rank is None and entered:
+        found = answer.data["player"]
+        if found is None:
+            if not self._erasing(player):
+                self.ledger.anomaly(f"rank of {player}", "null for an existing player")
+            return
+        rank = found["rank"]
+        if rank is None and self._entry_lost(player, board, epoch):
             self.ledger.anomaly(f"rank of {player} on {board}", "null after an acknowledged play")
         elif rank is not None and not 1 <= rank["rank"] <= rank["total"]:
             self.ledger.anomaly(f"rank of {player} on {board}", f"{rank}")
 
     async def _around(self, rng: random.Random) -> None:
         player, board = self._reader(rng), rng.choice(BOARDS).id
-        entered = self.ledger.acknowledged_on(player, board)
-        answer = await self._read("around me", AROUND, {"b": board, "p": player})
+        epoch = self.ledger.entry_expected(player, board)
+        answer = await self._read("around me", AROUND, {"b": board, "p": player}, player)
         if not answer.ok:
             return
         around = answer.data["leaderboard"]["around"]
         subject = f"around {player} on {board}"
         if around is None:
-            if entered:
+            if self._entry_lost(player, board, epoch):
                 self.ledger.anomaly(subject, "null after an acknowledged play")
             return
         if player not in [r["score"]["player"]["id"] for r in around]:
@@ -438,12 +469,14 @@ class Workload:
         boards = [b.id for b in rng.sample(BOARDS, 3)]
         played = self.ledger.acknowledged_sessions(player)
         answer = await self._read(
-            "player profile", PROFILE, {"p": player, "boards": boards, "main": boards[0]}
+            "player profile", PROFILE, {"p": player, "boards": boards, "main": boards[0]}, player
         )
         if not answer.ok:
             return
         profile = answer.data["player"]
         subject = f"profile of {player}"
+        if self._erasing(player):
+            return  # its sessions are going, then the player
         if profile is None:
             self.ledger.anomaly(subject, "null for an existing player")
             return
@@ -460,12 +493,15 @@ class Workload:
             await self._profile(rng)
             return
         ack = rng.choice(self.ledger.acks)
+        player = ack.play.player_id
         answer = await self._read(
-            "session by id", SESSION, {"p": ack.play.player_id, "s": ack.session_id}
+            "session by id", SESSION, {"p": player, "s": ack.session_id}, player
         )
         if not answer.ok:
             return
         session = answer.data["session"]
+        if session is None and self._erasing(player):
+            return
         if session is None or session["score"] != ack.play.score:
             self.ledger.anomaly(
                 f"session {ack.play.player_id}/{ack.session_id}",
@@ -482,8 +518,8 @@ class Workload:
             self.ledger.anomaly(f"sessions of {game}", f"not newest first: {ids}")
 
     async def _family(self, rng: random.Random) -> None:
-        family = rng.choice(FAMILIES).id
-        await self._read("family boards", FAMILY, {"f": family, "p": self._reader(rng)})
+        family, player = rng.choice(FAMILIES).id, self._reader(rng)
+        await self._read("family boards", FAMILY, {"f": family, "p": player}, player)
 
     async def _players(self, rng: random.Random) -> None:
         ids = rng.sample(self.players, 20)
@@ -491,7 +527,9 @@ class Workload:
         if not answer.ok:
             return
         got = [p["id"] if p else None for p in answer.data["players"]]
-        if got != ids:
+        if any(
+            g != i and not (g is None and self._erasing(i)) for g, i in zip(got, ids, strict=False)
+        ) or len(got) != len(ids):
             self.ledger.anomaly("players(ids)", f"asked {ids}, got {got}")
 
 

@@ -1,7 +1,7 @@
 """The embedded stack: the real application served on a loopback TCP port, backed by a fresh
-table in the DynamoDB Local the benchmark started; the settings every benchmark serves it with
-(region, credentials, cursor secret, API key) and the patient DynamoDB client of a benchmark's
-own loading."""
+table in the DynamoDB Local the benchmark started; the settings every benchmark serves it
+with (region, credentials, cursor secret, API and admin keys) and the patient DynamoDB client
+of a benchmark's own loading."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from leaderboard.config import Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 __all__ = [
+    "ADMIN_KEY",
     "API_KEY",
     "CREDENTIALS",
     "CURSOR_SECRET",
@@ -32,11 +33,14 @@ __all__ = [
     "dynamodb_local_version",
     "serve_app",
     "served_app",
+    "served_settings",
 ]
 
 CURSOR_SECRET = b"bench-cursor-secret-0123456789"
 API_KEY = "bench-api-key"
 """The key the benchmark's client writes with."""
+ADMIN_KEY = "bench-admin-key"
+"""The key the benchmark's client moderates with (removals, bans, erasures)."""
 CREDENTIALS = ("local", "local")
 REGION = "us-east-1"
 LOADER_CONFIG = AioConfig(
@@ -78,18 +82,38 @@ async def serve_app(app: web.Application) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-@asynccontextmanager
-async def served_app(endpoint_url: str, table: str) -> AsyncIterator[ServedApp]:
-    """Serve the application on 127.0.0.1 (any free port) with ``table``, created at start-up,
-    in the DynamoDB at ``endpoint_url``; the server is cleaned up on leaving the block."""
-    settings = Settings(
+def served_settings(endpoint_url: str, table: str, *, redis_url: str | None = None) -> Settings:
+    """The settings of an application served on ``table`` in the DynamoDB at
+    ``endpoint_url`` (with the rank index in the Redis at ``redis_url``, if given)."""
+    return Settings(
         endpoint_url=endpoint_url,
         region=REGION,
         table=table,
         cursor_secret=CURSOR_SECRET,
         api_keys=(API_KEY,),
+        admin_keys=(ADMIN_KEY,),
+        redis_url=redis_url,
     )
-    app = create_app(settings, credentials=CREDENTIALS, prepare=create_served_table)
+
+
+@asynccontextmanager
+async def served_app(
+    endpoint_url: str,
+    table: str,
+    *,
+    redis_url: str | None = None,
+    project_ranks: bool = False,
+) -> AsyncIterator[ServedApp]:
+    """Serve the application on 127.0.0.1 (any free port) with ``table``, created at start-up
+    if missing, in the DynamoDB at ``endpoint_url``; the server is cleaned up on leaving the
+    block. With ``redis_url`` ranks come from the rank index there, and with
+    ``project_ranks`` this instance also runs the index's projector."""
+    app = create_app(
+        served_settings(endpoint_url, table, redis_url=redis_url),
+        credentials=CREDENTIALS,
+        prepare=create_served_table,
+        project_ranks=project_ranks,
+    )
     async with serve_app(app) as url:
         yield ServedApp(url, app[DB], app[CALLS])
 
