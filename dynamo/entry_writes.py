@@ -136,6 +136,10 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
             )
         )
     if not change.changed:
+        if change.old is not None:
+            # The entry stays as read: on condition that it still stands as read, so that a
+            # play racing a removal of the entry is read again (and then enters afresh).
+            items.append(("entry", {"ConditionCheck": _guard_check(table, change.old)}))
         return items
     sort = sort_values(board, change.entry)
     keys = SCORE.keys_of(change.entry, **sort)
@@ -144,8 +148,9 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     if change.old is None:
         put_guard["ConditionExpression"] = "attribute_not_exists(pk)"
     else:
-        put_guard["ConditionExpression"] = "scoreSk = :old"
-        put_guard["ExpressionAttributeValues"] = serialize({":old": change.old.score_sk})
+        check = _guard_check(table, change.old)
+        put_guard["ConditionExpression"] = check["ConditionExpression"]
+        put_guard["ExpressionAttributeValues"] = check["ExpressionAttributeValues"]
     items.append(("entry", {"Put": put_guard}))
     entry = change.entry.model_copy(update={"version": guard.version})
     if change.old is not None and not change.old.removed and change.old.score_sk != keys["sk"]:
@@ -154,6 +159,20 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     put_score = {"TableName": table, "Item": serialize(SCORE.item(entry, **sort))}
     items.append(("score", {"Put": put_score}))
     return items
+
+
+def _guard_check(table: str, old: EntryGuardItem) -> dict[str, Any]:
+    """A condition on the entry guard still holding ``old`` as read: the same Score item, and
+    still standing (or still removed). A removal keeps the guard's ``scoreSk`` and marks it
+    removed, so a play that read the standing entry is refused by the marking alone."""
+    key = ENTRY_GUARD.key_attributes(player_id=old.player_id, leaderboard_id=old.leaderboard_id)
+    standing = "removed = :true" if old.removed else "NOT (removed = :true)"
+    return {
+        "TableName": table,
+        "Key": serialize(key),
+        "ConditionExpression": f"scoreSk = :old AND {standing}",
+        "ExpressionAttributeValues": serialize({":old": old.score_sk, ":true": True}),
+    }
 
 
 def _count_entry(table: str, bkey: dict[str, str], board: LeaderboardItem) -> dict[str, Any]:

@@ -33,7 +33,7 @@ class ErrorCode(StrEnum):
     LEADERBOARD_EXISTS = "LEADERBOARD_EXISTS"
     LEADERBOARD_CLOSED = "LEADERBOARD_CLOSED"
     ENTRY_NOT_FOUND = "ENTRY_NOT_FOUND"
-    """The player has no entry on the board (to remove)."""
+    """The player has no entry on the board (to remove, or that a rank was read for)."""
     SUBMISSION_CONFLICT = "SUBMISSION_CONFLICT"
     SUBMISSION_ID_REUSED = "SUBMISSION_ID_REUSED"
     BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"

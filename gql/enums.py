@@ -80,7 +80,8 @@ _register(
         ErrorCode.LEADERBOARD_NOT_FOUND: "A write or subscription names an unknown board.",
         ErrorCode.LEADERBOARD_EXISTS: "A board or family with this id exists, or holds one of "
         "the family's board ids.",
-        ErrorCode.ENTRY_NOT_FOUND: "The player has no entry on the board to remove.",
+        ErrorCode.ENTRY_NOT_FOUND: "The player has no entry on the board to remove; or a rank "
+        "read from the rank index is of an entry removed a moment ago (ask again).",
         ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt or from its endsAt on.",
         ErrorCode.SUBMISSION_CONFLICT: "A play lost its race too many times in a row; nothing "
         "was written: retry.",

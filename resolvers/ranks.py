@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from dynamo.errors import ErrorCode
+from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.scores import ScoreItem
 from resolvers.context import Context
 from resolvers.inputs import FieldError
@@ -91,7 +91,13 @@ async def resolve_ranked_entry(ctx: Context, info: RankInfo) -> ScoreItem:
         return info.entry
     entry = await ctx.loaders.entry.load((info.player_id, info.leaderboard_id))
     if entry is None:
-        raise LookupError(f"the ranked entry of {info.player_id} on {info.leaderboard_id} is gone")
+        # The rank index (a moment behind the table) ranked an entry an operator has just
+        # removed: the rank is of an entry that is no more.
+        raise LeaderboardError(
+            ErrorCode.ENTRY_NOT_FOUND,
+            f"the entry of {info.player_id!r} on {info.leaderboard_id!r} that was ranked has "
+            "just been removed; ask again",
+        )
     return entry
 
 

@@ -145,6 +145,10 @@ class Ledger:
         self._moderating[pair] -= 1
         self._moderated[pair] = time.monotonic()
 
+    def moderated(self, player_id: str) -> bool:
+        """Whether any moderation of the player (of one entry or of all) was sent."""
+        return any(p == player_id for p, _ in self._epochs)
+
     def entry_expected(self, player_id: str, board_id: str) -> int | None:
         """Whether the player must have an entry on the board now: a play of it there was
         acknowledged, sent after every moderation of that entry was answered, and none is

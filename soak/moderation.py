@@ -109,8 +109,16 @@ class Moderation:
         return False
 
     def read_error(self, player_id: str) -> Callable[[str], bool]:
-        """The expected errors of a read about ``player_id``: an erased player is unknown."""
-        return lambda code: code == "PLAYER_NOT_FOUND" and player_id in self.ledger.erasing
+        """The expected errors of a read about ``player_id``: an erased player is unknown, and
+        a rank the index (a moment behind the table) gives of an entry an operator removed is
+        ENTRY_NOT_FOUND."""
+
+        def expected(code: str) -> bool:
+            if code == "PLAYER_NOT_FOUND":
+                return player_id in self.ledger.erasing
+            return code == "ENTRY_NOT_FOUND" and self.ledger.moderated(player_id)
+
+        return expected
 
     # -- the steps ----------------------------------------------------------------------------
 

@@ -260,3 +260,22 @@ async def test_the_table_invariants_hold_across_removals_and_new_entries(
     )
     found = await check_table(api.db.client, api.db.table, single_writer=True)
     assert {v.kind for v in found} >= {Kind.UNEXPECTED_ENTRY}
+
+
+async def test_a_rank_the_index_gives_of_an_entry_just_removed_is_a_typed_error(
+    indexed: Indexed,
+) -> None:
+    api = indexed.api
+    await _board(api)
+    await indexed.projector.drain()
+    await _remove(api, "b", "ann")
+    # The index has not read the removal yet: it still ranks ann; the table no longer has her
+    # entry. The rank is refused as of an entry removed, never an internal error.
+    body = await api.raw(
+        '{ player(id: "ann") { rank(leaderboardId: "b") { rank score { score } } } }'
+    )
+    assert body["data"] == {"player": {"rank": None}}
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["ENTRY_NOT_FOUND"]
+    await indexed.projector.drain()
+    data = await api.gql('{ player(id: "ann") { rank(leaderboardId: "b") { rank } } }')
+    assert data["player"]["rank"] is None
