@@ -191,5 +191,6 @@ def test_each_table_lists_its_own_operation() -> None:
         " TransactWriteItems 617, Query 2, GetItem 1 | 17 |"
     ]
     assert erasure_table_markdown(results).splitlines()[2:] == [
-        f"| 5,000 | 2,000 (2,000-2,000) | 4: GetItem+Query+TransactWriteItems{x}2 | 5,212 | 2,606 |"
+        f"| 5,000 | 2,000 (2,000-2,000) | 4: GetItem+Query+TransactWriteItems{x}2 |"
+        " TransactWriteItems 1,000, Query 2, GetItem 1 | 5,212 | 2,606 |"
     ]

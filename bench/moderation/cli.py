@@ -3,9 +3,10 @@
 ``python -m bench.moderation [--boards 10,100,300] [--sessions 1000,5000] [--repeat 3]
 [--out bench/results]``
 
-For each size the benchmark starts a fresh in-memory DynamoDB Local and, ``--repeat`` times,
-creates a table, loads it with BatchWriteItem (see :mod:`bench.moderation.data`) and times
-one call of the dynamo layer's own function, the one the GraphQL mutation calls:
+For each size the benchmark, ``--repeat`` times, starts a fresh in-memory DynamoDB Local, runs
+a smaller untimed round in it (its JVM warms up), creates a table, loads it with BatchWriteItem
+(see :mod:`bench.moderation.data`) and times one call of the dynamo layer's own function, the
+one the GraphQL mutation calls:
 
 - ``ban_player`` of a player with an entry on each of ``--boards`` boards (a second player
   has one too), then a Scan checks that no Score item of the banned player remains;

@@ -104,11 +104,12 @@ def erasure_table_markdown(results: Sequence[SizeResult]) -> str:
     """The erasures' table: one row per number of sessions."""
     lines = [
         "| erasure: player's sessions | ms, median (min-max) | DynamoDB calls |"
-        " items deleted | items/s |",
-        "|--:|--:|---|--:|--:|",
+        " ms waiting for them | items deleted | items/s |",
+        "|--:|--:|---|---|--:|--:|",
     ]
     lines += [
-        f"| {r.size:,} | {_time(r)} | {_calls(r)} | {r.deleted:,} | {r.items_per_second:,.0f} |"
+        f"| {r.size:,} | {_time(r)} | {_calls(r)} | {_waits(r)} | {r.deleted:,} |"
+        f" {r.items_per_second:,.0f} |"
         for r in results
         if r.operation == ERASURE
     ]
@@ -124,8 +125,8 @@ def markdown(
             "# Moderation: bans and erasures, timed and counted",
             "",
             *machine_lines(machine),
-            f"- Each size on a fresh DynamoDB Local, {settings['repeat']} runs on a fresh table"
-            " each; the dynamo layer's own ban_player and erase_player, no HTTP",
+            f"- {settings['repeat']} timed runs per size, each on a fresh DynamoDB Local after an"
+            " untimed smaller run; the dynamo layer's own ban_player and erase_player, no HTTP",
             "- Ban: the player has one entry on each board, a second player another;"
             " afterwards no Score item of the banned player remains",
             f"- Erasure: the player's sessions are spread over {ERASURE_BOARDS} boards with its"

@@ -1,5 +1,5 @@
-"""Running the benchmark: each size on its own fresh DynamoDB Local, each trial on a fresh
-table in it."""
+"""Running the benchmark: every timed run of every size on a fresh DynamoDB Local of its own
+(in one long-lived server, each run slower than the one before it), after an untimed one."""
 
 from __future__ import annotations
 
@@ -18,15 +18,13 @@ __all__ = ["run"]
 TrialFn = Callable[[str, int], Awaitable[Trial]]
 
 WARMUP_SIZES = {BAN: 25, ERASURE: 100}
-"""The size of the untimed run on each new DynamoDB Local, before the timed ones: a fresh
+"""The size of the untimed run on each new DynamoDB Local, before the timed one: a fresh
 server answers its first calls several times slower than the next (its JVM warming up)."""
 
 
-async def _trials(
-    operation: str, trial: TrialFn, endpoint_url: str, size: int, repeat: int
-) -> list[Trial]:
+async def _warm_trial(operation: str, trial: TrialFn, endpoint_url: str, size: int) -> Trial:
     await trial(endpoint_url, WARMUP_SIZES[operation])
-    return [await trial(endpoint_url, size) for _ in range(repeat)]
+    return await trial(endpoint_url, size)
 
 
 def _operation(
@@ -38,9 +36,11 @@ def _operation(
     on_start: Callable[[EmbeddedDynamoDB], None],
 ) -> list[SizeResult]:
     results: list[SizeResult] = []
-    for size, local in dynamodb_per_size(sizes, cache_dir):
-        on_start(local)
-        trials = asyncio.run(_trials(operation, trial, local.endpoint_url, size, repeat))
+    for size in sizes:
+        trials: list[Trial] = []
+        for _, local in dynamodb_per_size([size] * repeat, cache_dir):
+            on_start(local)
+            trials.append(asyncio.run(_warm_trial(operation, trial, local.endpoint_url, size)))
         result = summarise(operation, size, trials)
         log(
             f"[{operation} {size:,}] median {result.median_ms:,.1f} ms"
@@ -60,8 +60,8 @@ def run(
     on_start: Callable[[EmbeddedDynamoDB], None],
 ) -> list[SizeResult]:
     """Bans of a player on each number of ``boards``, then erasures of a player with each
-    number of ``sessions``, ``repeat`` times each after one untimed run of
-    :data:`WARMUP_SIZES`; ``on_start`` sees each server once it
+    number of ``sessions``, ``repeat`` times each, every time on a fresh DynamoDB Local and
+    after an untimed run of :data:`WARMUP_SIZES`; ``on_start`` sees each server once it
     answers."""
     return [
         *_operation(BAN, ban_trial, boards, cache_dir, repeat, on_start),
