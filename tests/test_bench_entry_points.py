@@ -14,6 +14,7 @@ ENTRY_POINTS = (
     "bench.attack",
     "bench.hotspots",
     "bench.mixed",
+    "bench.moderation",
     "bench.rank_index",
     "bench.rank_index_memory",
     "bench.socket_flood",
