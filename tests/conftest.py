@@ -10,9 +10,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import botocore.session
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from botocore.exceptions import ClientError
 
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
@@ -142,8 +144,10 @@ class Api:
 
 
 @pytest.fixture
-def settings(dynamodb_endpoint: str) -> Settings:
-    return Settings(
+def settings(dynamodb_endpoint: str) -> Iterator[Settings]:
+    """A fresh table's settings; the table (if the test made one) is dropped afterwards, so
+    that the session's DynamoDB Local does not grow, and slow down, test after test."""
+    fresh = Settings(
         endpoint_url=dynamodb_endpoint,
         region="us-east-1",
         table=f"t-{uuid.uuid4().hex[:12]}",
@@ -151,6 +155,26 @@ def settings(dynamodb_endpoint: str) -> Settings:
         api_keys=API_KEYS,
         admin_keys=ADMIN_KEYS,
     )
+    yield fresh
+    _drop_table(fresh)
+
+
+def _drop_table(settings: Settings) -> None:
+    client: Any = botocore.session.get_session().create_client(
+        "dynamodb",
+        endpoint_url=settings.endpoint_url,
+        region_name=settings.region,
+        aws_access_key_id=LOCAL_CREDENTIALS[0],
+        aws_secret_access_key=LOCAL_CREDENTIALS[1],
+    )
+    try:
+        client.delete_table(TableName=settings.table)
+    except ClientError as error:
+        # A test that made no table leaves nothing to drop.
+        if error.response["Error"]["Code"] != "ResourceNotFoundException":
+            raise
+    finally:
+        client.close()
 
 
 async def _create(db: Db) -> None:
