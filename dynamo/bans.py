@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -44,7 +43,7 @@ from dynamo.moderation import (
 )
 from dynamo.players import PLAYER, PlayerItem, read_player
 from dynamo.resilience import is_backend_failure, unavailable
-from dynamo.table import Db, serialize
+from dynamo.table import Db, serialize, stamp
 
 __all__ = ["BATCH", "BanResult", "ban_player", "unban_player"]
 
@@ -129,7 +128,7 @@ async def _write_ban(db: Db, action: ModerationItem) -> bool:
                 " AND attribute_not_exists(erasingSince)",
                 "ExpressionAttributeValues": serialize(
                     {
-                        ":at": _stamp(action.at),
+                        ":at": stamp(action.at),
                         ":reason": action.reason,
                         ":id": action.action_id,
                     }
@@ -235,7 +234,3 @@ def _busy() -> LeaderboardError:
         "the player kept changing while the ban was applied; send it again to complete it",
         Subject.PLAYER,
     )
-
-
-def _stamp(at: datetime) -> str:
-    return at.isoformat().replace("+00:00", "Z")

@@ -49,7 +49,7 @@ from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem, read_player
 from dynamo.resilience import is_backend_failure, unavailable
 from dynamo.sessions import SESSION
-from dynamo.table import GSI2, Db, Key, deserialize, now, serialize
+from dynamo.table import GSI2, Db, Key, count, deserialize, now, serialize, stamp
 
 __all__ = [
     "ERASED_REASON",
@@ -143,20 +143,9 @@ _RESUME = "; the erasure may be partly done: send it again, which goes on from w
 async def count_player_items(db: Db, player_id: str) -> int:
     """How many items the player's partition holds besides the Player item (what an erasure
     deletes there): for a progress bar."""
-    kwargs: dict[str, Any] = {
-        "TableName": db.table,
-        "KeyConditionExpression": "pk = :pk",
-        "ExpressionAttributeValues": serialize({":pk": PLAYER.pk.fill(player_id=player_id)}),
-        "Select": "COUNT",
-    }
-    total = 0
-    while True:
-        response = await db.client.query(**kwargs)
-        total += response.get("Count", 0)
-        last = response.get("LastEvaluatedKey")
-        if not last:
-            return max(0, total - 1)
-        kwargs["ExclusiveStartKey"] = last
+    pk = PLAYER.pk.fill(player_id=player_id)
+    total = await count(db, key_condition="pk = :pk", values={":pk": pk})
+    return max(0, total - 1)
 
 
 def _room_left() -> bool:
@@ -179,7 +168,7 @@ async def _begin(db: Db, player_id: str) -> PlayerItem:
             Key=serialize(PLAYER.key_attributes(player_id=player_id)),
             UpdateExpression="SET erasingSince = if_not_exists(erasingSince, :now)",
             ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues=serialize({":now": now().isoformat()}),
+            ExpressionAttributeValues=serialize({":now": stamp(now())}),
         )
     return player
 

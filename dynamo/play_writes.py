@@ -43,7 +43,7 @@ from dynamo.players import (
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SESSION
-from dynamo.table import Db, batch_get, now, parse, serialize
+from dynamo.table import Db, batch_get, now, parse, serialize, stamp
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -327,7 +327,7 @@ def _count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
             " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
             "ExpressionAttributeValues": serialize(
                 {
-                    ":now": at.isoformat().replace("+00:00", "Z"),
+                    ":now": stamp(at),
                     ":score": play.score,
                     ":one": 1,
                     ":room": MAX_LIFETIME_SCORE - play.score,

@@ -126,6 +126,12 @@ class Page(Generic[M]):
         return self.cursors[-1] if self.cursors else None
 
 
+def stamp(at: datetime) -> str:
+    """An instant as items store it: ISO 8601 in UTC, with ``Z`` (as an Item's datetime
+    fields are written)."""
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def serialize(values: Mapping[str, Any]) -> dict[str, AttributeValueTypeDef]:
     """Python values to DynamoDB attribute values (ints stay exact)."""
     return {k: _serializer.serialize(v) for k, v in values.items()}
