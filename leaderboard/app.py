@@ -54,19 +54,21 @@ SOCKETS = web.AppKey("sockets", Sockets)
 
 Prepare = Callable[[Db], Awaitable[None]]
 
-# Throttling, 5xx answers and dropped connections are retried with jittered backoff, a
-# bounded number of times; a call that still fails counts against the circuit breaker.
-# ``total_max_attempts`` counts the first attempt too (botocore's ``max_attempts`` in a
-# client config counts only the retries).
-_CLIENT_CONFIG = AioConfig(
-    retries={"mode": "standard", "total_max_attempts": 4},
-    connect_timeout=1,
-    read_timeout=3,
-    max_pool_connections=64,
-    # Requests are built by dynamo/ from typed models and DynamoDB validates them itself;
-    # botocore's walk over every parameter costs more than a percent of the service's CPU.
-    parameter_validation=False,
-)
+
+def _client_config(limits: Limits) -> AioConfig:
+    """Throttling, 5xx answers and dropped connections are retried with jittered backoff, a
+    bounded number of times; a call that still fails counts against the circuit breaker.
+    ``total_max_attempts`` counts the first attempt too (botocore's ``max_attempts`` in a
+    client config counts only the retries)."""
+    return AioConfig(
+        retries={"mode": "standard", "total_max_attempts": 4},
+        connect_timeout=limits.dynamodb_connect_timeout,
+        read_timeout=limits.dynamodb_read_timeout,
+        max_pool_connections=64,
+        # Requests are built by dynamo/ from typed models and DynamoDB validates them itself;
+        # botocore's walk over every parameter costs more than a percent of the service's CPU.
+        parameter_validation=False,
+    )
 
 
 def create_app(
@@ -91,7 +93,7 @@ def create_app(
     app[BROKER] = Broker()
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
-        async with open_table(settings, credentials, config=_CLIENT_CONFIG) as db:
+        async with open_table(settings, credentials, config=_client_config(limits)) as db:
             client = db.client
             app[DB] = db
             app[CALLS] = CallCounter(client)

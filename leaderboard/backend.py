@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -28,6 +29,15 @@ __all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_stream", "open_
 
 LOCAL_CREDENTIALS = ("local", "local")
 """DynamoDB Local accepts any credentials; these keep the AWS credential chain out of it."""
+
+
+@functools.cache
+def _aws() -> aioboto3.Session:
+    """The process's one AWS session: every client is made from it, so that the service
+    models it parses (DynamoDB's and the Streams' API, the endpoint rules) are parsed once per
+    process rather than once per client. Credentials and region are given per client."""
+    return aioboto3.Session()
+
 
 _LOCK = ".lock"
 _ENDPOINT = "endpoint.json"
@@ -94,7 +104,7 @@ async def open_table(
 ) -> AsyncIterator[Db]:
     """The table of ``settings`` through a DynamoDB client of its own, closed on leaving.
     ``credentials`` override the AWS credential chain (DynamoDB Local accepts any)."""
-    async with aioboto3.Session().client(
+    async with _aws().client(
         "dynamodb",
         endpoint_url=settings.endpoint_url,
         region_name=settings.region,
@@ -111,7 +121,7 @@ async def open_stream(
 ) -> AsyncIterator[TableStream]:
     """The stream of ``db``'s table, read through a DynamoDB Streams client of its own, closed
     on leaving."""
-    async with aioboto3.Session().client(
+    async with _aws().client(
         "dynamodbstreams",
         endpoint_url=settings.endpoint_url,
         region_name=settings.region,

@@ -36,6 +36,12 @@ class Limits:
     """Database calls of one operation awaiting their answers at once; its other calls wait
     their turn, so that one operation's fan-out neither holds the client's pool of 64
     connections nor queues ahead of every other request's calls."""
+    dynamodb_connect_timeout: float = 1.0
+    """Seconds one attempt of a database call may take to connect."""
+    dynamodb_read_timeout: float = 3.0
+    """Seconds one attempt of a database call may wait for its answer. DynamoDB answers in
+    milliseconds; an attempt silent this long is given up and retried (a write's outcome is
+    then unknown until a retry with the same token settles it)."""
     max_body_bytes: int = 1 << 20
     """Request bodies larger than this are refused with 413."""
     body_timeout: float = 10.0

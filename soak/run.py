@@ -17,6 +17,7 @@ import aiohttp
 from bench.core.measure import percentiles
 from bench.core.report import log
 from bench.core.stack import ADMIN_KEY, API_KEY, served_app
+from leaderboard.config import Limits
 from soak.client import GraphQLClient, Stats
 from soak.invariants import check, scan_items, snapshot
 from soak.ledger import Ledger
@@ -46,6 +47,8 @@ class SoakConfig:
     index_reads: bool = True
     """With the rank index: the instances answer ranks from it (else only its projection of
     the table is checked)."""
+    limits: Limits = field(default_factory=Limits)
+    """The instances' limits: the service's defaults unless given."""
 
 
 async def _progress(stats: Stats, started: float, every: float) -> None:
@@ -84,7 +87,12 @@ async def soak(
     async with AsyncExitStack() as stack:
         instances = [
             await stack.enter_async_context(
-                served_app(endpoint_url, table, redis_url=redis_url if config.index_reads else None)
+                served_app(
+                    endpoint_url,
+                    table,
+                    redis_url=redis_url if config.index_reads else None,
+                    limits=config.limits,
+                )
             )
             for _ in range(config.instances)
         ]

@@ -22,7 +22,7 @@ from dynamo.table import Db, create_table, now
 from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
-from leaderboard.config import Settings, default_cache_dir
+from leaderboard.config import Limits, Settings, default_cache_dir
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from leaderboard.embedded_redis import EmbeddedRedis
 from leaderboard.graphiql import ensure_graphiql_assets
@@ -143,8 +143,22 @@ class Api:
         return payload
 
 
+@pytest.fixture(scope="session")
+def tables(dynamodb_endpoint: str) -> Iterator[Any]:
+    """One plain DynamoDB client for the session, to drop each test's table."""
+    client: Any = botocore.session.get_session().create_client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=LOCAL_CREDENTIALS[0],
+        aws_secret_access_key=LOCAL_CREDENTIALS[1],
+    )
+    yield client
+    client.close()
+
+
 @pytest.fixture
-def settings(dynamodb_endpoint: str) -> Iterator[Settings]:
+def settings(dynamodb_endpoint: str, tables: Any) -> Iterator[Settings]:
     """A fresh table's settings; the table (if the test made one) is dropped afterwards, so
     that the session's DynamoDB Local does not grow, and slow down, test after test."""
     fresh = Settings(
@@ -154,27 +168,15 @@ def settings(dynamodb_endpoint: str) -> Iterator[Settings]:
         cursor_secret=b"test-cursor-secret-0123456789",
         api_keys=API_KEYS,
         admin_keys=ADMIN_KEYS,
+        limits=PATIENT,
     )
     yield fresh
-    _drop_table(fresh)
-
-
-def _drop_table(settings: Settings) -> None:
-    client: Any = botocore.session.get_session().create_client(
-        "dynamodb",
-        endpoint_url=settings.endpoint_url,
-        region_name=settings.region,
-        aws_access_key_id=LOCAL_CREDENTIALS[0],
-        aws_secret_access_key=LOCAL_CREDENTIALS[1],
-    )
     try:
-        client.delete_table(TableName=settings.table)
+        tables.delete_table(TableName=fresh.table)
     except ClientError as error:
         # A test that made no table leaves nothing to drop.
         if error.response["Error"]["Code"] != "ResourceNotFoundException":
             raise
-    finally:
-        client.close()
 
 
 async def _create(db: Db) -> None:
@@ -206,28 +208,19 @@ async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
         yield served
 
 
-def patient(settings: Settings) -> Settings:
-    """``settings`` with a minute for each request and its wait in a player's queue: for tests
-    of exactness under contention, where dozens of plays of one player queue behind each
-    other and a slow machine must not turn the wait into a refusal."""
-    limits = replace(settings.limits, request_deadline=60.0, queue_timeout=50.0)
-    return replace(settings, limits=limits)
-
-
-@pytest.fixture
-async def patient_api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
-    """A service with :func:`patient` limits."""
-    async with _serve(patient(settings), graphiql_assets) as served:
-        yield served
+PATIENT = Limits(request_deadline=60.0, queue_timeout=50.0, dynamodb_read_timeout=20.0)
+"""The tests' limits: the service's defaults, but a minute for each request and its wait for a
+place or in a player's queue, and 20 s for an answer from DynamoDB Local. The tests check
+answers, not speed; a loaded machine (DynamoDB Local, the service and the test client share
+its cores) must not turn a slow answer into a refusal. Tests of the deadlines set their own."""
 
 
 @pytest.fixture
 async def instances(settings: Settings) -> AsyncIterator[list[Api]]:
     """Three service instances (each its own client, loaders and per-player queues) on one
-    table: what several processes behind a load balancer look like to DynamoDB. Their limits
-    are :func:`patient`: these tests race plays, they do not time them."""
+    table: what several processes behind a load balancer look like to DynamoDB."""
     async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(_serve(patient(settings), None)) for _ in range(3)]
+        yield [await stack.enter_async_context(_serve(settings, None)) for _ in range(3)]
 
 
 @dataclass

@@ -33,7 +33,7 @@ from leaderboard.config import Settings
 from soak.invariants import check_table as check_invariants
 from tests import test_bans as _bans
 from tests import test_erasure as _erasure
-from tests.conftest import API_KEYS, Api, _serve, patient
+from tests.conftest import API_KEYS, Api, _serve
 from tests.fault_proxy import Fault, FaultProxy, Rule
 from tests.scan import scan_items
 
@@ -64,15 +64,6 @@ async def api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
     """The service, talking to DynamoDB through the proxy."""
     async with _serve(replace(settings, endpoint_url=proxy.url), None) as served:
         yield served
-
-
-@pytest.fixture
-async def patient_api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
-    """The service through the proxy with a minute per request: for moderation of many
-    entries, whose time on a loaded machine is not what these tests check."""
-    served = replace(patient(settings), endpoint_url=proxy.url)
-    async with _serve(served, None) as api:
-        yield api
 
 
 @pytest.fixture
@@ -452,12 +443,12 @@ async def test_a_players_ranks_are_looked_up_while_the_player_is_read(
 
 
 async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
-    patient_api: Api, proxy: FaultProxy, direct: Db
+    api: Api, proxy: FaultProxy, direct: Db
 ) -> None:
-    boards = await _bans._boards(patient_api, 30)
+    boards = await _bans._boards(api, 30)
     # The ban's mark and its first 25 removals go through; every later write fails.
     proxy.inject(Rule(Fault.SERVER_ERROR, TRANSACT, after=2))
-    cut = (await _bans.ban(patient_api, "ann"))["data"]["banPlayer"]
+    cut = (await _bans.ban(api, "ann"))["data"]["banPlayer"]
     # (A transaction answered 500 may have been applied: OUTCOME_UNKNOWN.)
     assert [e["code"] for e in cut["errors"]] == ["OUTCOME_UNKNOWN"]
     assert "send it again" in cut["errors"][0]["message"]
@@ -465,10 +456,10 @@ async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
     standing = [i for i in await scan_items(direct) if SCORE.holds(i) and i["playerId"] == "ann"]
     assert len(standing) == 30 - 25
     # Already in force: the player's plays are refused, and write nothing.
-    refused = await patient_api.submit("ann", boards[-1], 1000)
+    refused = await api.submit("ann", boards[-1], 1000)
     assert [e["code"] for e in refused["errors"]] == ["PLAYER_BANNED"]
 
-    done = (await _bans.ban(patient_api, "ann"))["data"]["banPlayer"]
+    done = (await _bans.ban(api, "ann"))["data"]["banPlayer"]
     assert done["errors"] == []
     assert done["action"]["removedCount"] == 30
     items = await scan_items(direct)
@@ -478,22 +469,22 @@ async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
 
 
 async def test_an_erasure_cut_part_way_finishes_when_sent_again(
-    patient_api: Api, proxy: FaultProxy, direct: Db
+    api: Api, proxy: FaultProxy, direct: Db
 ) -> None:
     boards = [f"b{i}" for i in range(30)]
-    await _erasure._player_on_boards(patient_api, boards)
-    await _erasure._sessions(patient_api, _erasure.ERIN, 400, boards)
+    await _erasure._player_on_boards(api, boards)
+    await _erasure._sessions(api, _erasure.ERIN, 400, boards)
     proxy.inject(Rule(Fault.SERVER_ERROR, "BatchWriteItem", after=3))
-    cut = (await _erasure.erase(patient_api))["data"]["erasePlayer"]
+    cut = (await _erasure.erase(api))["data"]["erasePlayer"]
     assert [e["code"] for e in cut["errors"]] == ["BACKEND_UNAVAILABLE"]
     assert "send it again" in cut["errors"][0]["message"]
     proxy.clear()
     left = _erasure.traces(await scan_items(direct), _erasure.ERIN)
     assert 0 < len(left) < 400
-    refused = await patient_api.submit(_erasure.ERIN, "b0", 1)
+    refused = await api.submit(_erasure.ERIN, "b0", 1)
     assert [e["code"] for e in refused["errors"]] == ["PLAYER_NOT_FOUND"]
 
-    answers = await _erasure.erase_fully(patient_api)
+    answers = await _erasure.erase_fully(api)
     assert answers[-1]["action"]["removedCount"] == 30
     assert _erasure.traces(await scan_items(direct), _erasure.ERIN) == []
     for board_id in boards:

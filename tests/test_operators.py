@@ -79,8 +79,7 @@ async def test_operator_and_sort_order(api: Api, operator: str, order: str) -> N
 
 
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
-async def test_fifty_concurrent_increments_sum_exactly(patient_api: Api, order: str) -> None:
-    api = patient_api
+async def test_fifty_concurrent_increments_sum_exactly(api: Api, order: str) -> None:
     await api.create_player("runner")
     await api.create_board("km", operator="INCREMENT", sortOrder=order, scoreWidth=6)
     results = await asyncio.gather(*(api.submit("runner", "km", n) for n in range(1, 51)))

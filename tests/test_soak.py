@@ -7,6 +7,7 @@ from __future__ import annotations
 from soak.moderation import ModerationConfig
 from soak.report import SoakResult
 from soak.run import SoakConfig, soak
+from tests.conftest import PATIENT
 
 SHORT = SoakConfig(
     seconds=12.0,
@@ -20,10 +21,12 @@ SHORT = SoakConfig(
         removal_share=0.15, ban_every=3.0, unban_after=(0.2, 0.6), erasures=3
     ),
     index_reads=True,
+    limits=PATIENT,
 )
 """Small enough for two slow cores, with moderation frequent enough that every kind of it
 happens several times. The rank index follows the table, answers the ranks and is verified
-at the end, as in ``make soak``."""
+at the end, as in ``make soak``; with the tests' patient limits, since what is checked here is
+exactness, not speed."""
 
 
 def _summary(result: SoakResult) -> str:

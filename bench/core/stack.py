@@ -18,7 +18,7 @@ from dynamo.metrics import CallCounter
 from dynamo.table import Db, create_table
 from gql.view import DB
 from leaderboard.app import CALLS, create_app
-from leaderboard.config import Settings
+from leaderboard.config import Limits, Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
 __all__ = [
@@ -82,9 +82,12 @@ async def serve_app(app: web.Application) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-def served_settings(endpoint_url: str, table: str, *, redis_url: str | None = None) -> Settings:
+def served_settings(
+    endpoint_url: str, table: str, *, redis_url: str | None = None, limits: Limits | None = None
+) -> Settings:
     """The settings of an application served on ``table`` in the DynamoDB at
-    ``endpoint_url`` (with the rank index in the Redis at ``redis_url``, if given)."""
+    ``endpoint_url`` (with the rank index in the Redis at ``redis_url``, if given), with the
+    service's default limits unless ``limits`` are given."""
     return Settings(
         endpoint_url=endpoint_url,
         region=REGION,
@@ -93,6 +96,7 @@ def served_settings(endpoint_url: str, table: str, *, redis_url: str | None = No
         api_keys=(API_KEY,),
         admin_keys=(ADMIN_KEY,),
         redis_url=redis_url,
+        limits=limits or Limits(),
     )
 
 
@@ -103,13 +107,14 @@ async def served_app(
     *,
     redis_url: str | None = None,
     project_ranks: bool = False,
+    limits: Limits | None = None,
 ) -> AsyncIterator[ServedApp]:
     """Serve the application on 127.0.0.1 (any free port) with ``table``, created at start-up
     if missing, in the DynamoDB at ``endpoint_url``; the server is cleaned up on leaving the
     block. With ``redis_url`` ranks come from the rank index there, and with
     ``project_ranks`` this instance also runs the index's projector."""
     app = create_app(
-        served_settings(endpoint_url, table, redis_url=redis_url),
+        served_settings(endpoint_url, table, redis_url=redis_url, limits=limits),
         credentials=CREDENTIALS,
         prepare=create_served_table,
         project_ranks=project_ranks,

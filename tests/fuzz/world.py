@@ -16,7 +16,7 @@ from tests.fuzz.operations import CREATE_FAMILY, CURSOR_LISTS
 from tests.scan import scan_items
 
 
-@dataclass
+@dataclass(repr=False)
 class World:
     api: Api
     cursors: dict[str, str]
@@ -24,6 +24,11 @@ class World:
     """(player id, session id) of every session written by the fixture."""
     items: list[dict[str, Any]] | None = None
     """The table as the last example that passed left it (None: not known)."""
+
+    def __repr__(self) -> str:
+        # Hypothesis prints the arguments of a failing example, this fixture among them: its
+        # table (thousands of characters) would drown the example's own values.
+        return f"World({len(self.sessions)} sessions)"
 
     async def scan(self) -> list[dict[str, Any]]:
         """The table's items, sorted by key; from the last passing example when known."""
