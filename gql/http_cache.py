@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -165,9 +164,27 @@ def entity_tag(media_type: str, body: bytes) -> str:
     return '"' + base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=") + '"'
 
 
-# One element of an If-None-Match list: an entity tag, weak or not, or nothing (RFC 9110's
-# list syntax allows empty elements), then a comma or the end.
-_ELEMENT = re.compile(r'[ \t]*(?:(?:W/)?("[\x21\x23-\x7e\x80-\xff]*"))?[ \t]*(?:,|$)')
+def _entity_tags(value: str) -> Iterator[str]:
+    """The entity tags of one If-None-Match list (weak ones without their ``W/``), up to its
+    first fault, in one pass: empty elements and spaces around commas are skipped, and a tag
+    may hold a comma."""
+    position, end = 0, len(value)
+    while True:
+        while position < end and value[position] in " \t,":
+            position += 1
+        if position == end:
+            return
+        if value.startswith("W/", position):
+            position += 2
+        close = value.find('"', position + 1) if value.startswith('"', position) else -1
+        if close < 0:
+            return
+        yield value[position : close + 1]
+        position = close + 1
+        while position < end and value[position] in " \t":
+            position += 1
+        if position < end and value[position] != ",":
+            return
 
 
 def matches(if_none_match: Iterable[str], tag: str) -> bool:
@@ -175,17 +192,10 @@ def matches(if_none_match: Iterable[str], tag: str) -> bool:
     (``W/"x"`` matches ``"x"``): ``*``, or a list of entity tags naming it. A malformed
     list matches by the tags read before the fault."""
     for value in if_none_match:
-        text = value.strip(" \t")
-        if text == "*":
+        if value.strip(" \t") == "*":
             return True
-        position = 0
-        while position < len(text):
-            element = _ELEMENT.match(text, position)
-            if element is None or element.end() == position:
-                break
-            if element.group(1) == tag:
-                return True
-            position = element.end()
+        if tag in _entity_tags(value):
+            return True
     return False
 
 

@@ -274,6 +274,9 @@ def test_matching_follows_rfc_9110_weak_comparison() -> None:
     assert not matches(['w/"abc"'], tag)  # the weak prefix is case-sensitive
     assert not matches(['"x" junk, "abc"'], tag)  # read up to the fault only
     assert not matches(['"*"'], tag)
+    assert matches(['"a,b",' + " " * 8000 + ', ,W/"abc"'], tag)
+    assert not matches(['"a",' + " " * 8000 + 'x, "abc"'], tag)
+    assert not matches(['W/"abc'], tag)
 
 
 @pytest.fixture
