@@ -142,7 +142,7 @@ def create_app(
         ),
     )
     app[SOCKETS] = guards.sockets
-    cache = CachePolicy(settings.cache_max_age, settings.cache_stale_while_revalidate)
+    cache = CachePolicy(settings.http_max_age, settings.http_stale_while_revalidate)
     view = LeaderboardView(graphiql_page=page, guards=guards, cache=cache)
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)

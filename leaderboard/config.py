@@ -112,13 +112,13 @@ class Settings:
     admin_keys: tuple[str, ...] = ()
     """Admin keys: all a game-server key may do, and moderation and player data."""
     limits: Limits = field(default_factory=Limits)
-    cache_max_age: int = 1
+    http_max_age: int = 1
     """Seconds a shared cache (a CDN) may serve a public answer, an anonymous GET query's,
-    without asking again (LEADERBOARD_CACHE_MAX_AGE): short, since a board changes with every
+    without asking again (LEADERBOARD_HTTP_MAX_AGE): short, since a board changes with every
     play."""
-    cache_stale_while_revalidate: int = 10
+    http_stale_while_revalidate: int = 10
     """Seconds past that a shared cache may still serve it while it fetches a fresh one
-    (LEADERBOARD_CACHE_STALE_WHILE_REVALIDATE)."""
+    (LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE)."""
 
     @classmethod
     def from_env(cls, *, endpoint_url: str | None = None, table: str | None = None) -> Settings:
@@ -134,9 +134,9 @@ class Settings:
             api_keys=_keys(env.get("LEADERBOARD_API_KEYS", "")),
             admin_keys=_keys(env.get("LEADERBOARD_ADMIN_KEYS", "")),
             limits=Limits.from_env(),
-            cache_max_age=_seconds("LEADERBOARD_CACHE_MAX_AGE", cls.cache_max_age),
-            cache_stale_while_revalidate=_seconds(
-                "LEADERBOARD_CACHE_STALE_WHILE_REVALIDATE", cls.cache_stale_while_revalidate
+            http_max_age=_seconds("LEADERBOARD_HTTP_MAX_AGE", cls.http_max_age),
+            http_stale_while_revalidate=_seconds(
+                "LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE", cls.http_stale_while_revalidate
             ),
         )
 

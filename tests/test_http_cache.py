@@ -319,11 +319,11 @@ async def test_the_cost_limit_applies_to_a_get(api: Api) -> None:
 async def test_the_lifetimes_are_settings(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LEADERBOARD_CACHE_MAX_AGE", "5")
-    monkeypatch.setenv("LEADERBOARD_CACHE_STALE_WHILE_REVALIDATE", "0")
+    monkeypatch.setenv("LEADERBOARD_HTTP_MAX_AGE", "5")
+    monkeypatch.setenv("LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE", "0")
     configured = Settings.from_env()
-    assert (configured.cache_max_age, configured.cache_stale_while_revalidate) == (5, 0)
-    lifetimes = replace(settings, cache_max_age=5, cache_stale_while_revalidate=0)
+    assert (configured.http_max_age, configured.http_stale_while_revalidate) == (5, 0)
+    lifetimes = replace(settings, http_max_age=5, http_stale_while_revalidate=0)
     async with _serve(lifetimes, None) as api:
         response = await _get(api, '{ leaderboard(id: "arena") { name } }')
         assert response.headers["Cache-Control"] == "public, max-age=5, stale-while-revalidate=0"
@@ -333,8 +333,8 @@ async def test_the_lifetimes_are_settings(
 def test_a_lifetime_that_is_not_whole_seconds_is_refused(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    monkeypatch.setenv("LEADERBOARD_CACHE_MAX_AGE", value)
-    with pytest.raises(ValueError, match="LEADERBOARD_CACHE_MAX_AGE"):
+    monkeypatch.setenv("LEADERBOARD_HTTP_MAX_AGE", value)
+    with pytest.raises(ValueError, match="LEADERBOARD_HTTP_MAX_AGE"):
         Settings.from_env()
     with pytest.raises(ValueError, match="whole seconds"):
         CachePolicy(max_age=-1)
