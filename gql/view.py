@@ -21,6 +21,7 @@ from strawberry.types.graphql import OperationType
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.table import Db
+from gql import http_cache
 from gql.admission import RETRY_AFTER_SECONDS, Overloaded
 from gql.auth import ApiKeys
 from gql.errors import classify, coded
@@ -163,8 +164,10 @@ class LeaderboardView(GraphQLView[Context, None]):
         *,
         graphiql_page: Callable[[], web.Response] | None,
         guards: Guards | None = None,
+        cache: http_cache.CachePolicy | None = None,
     ) -> None:
         self.guards = guards or Guards()
+        self.cache = cache or http_cache.CachePolicy()
         limits = self.guards.sockets.limits
         super().__init__(
             schema=schema,
@@ -177,11 +180,12 @@ class LeaderboardView(GraphQLView[Context, None]):
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """The answer, or a plain-text refusal with the request error's status (405s name the
-        method allowed). A WebSocket is counted from its upgrade to its close; past the
-        process's or the client's limit of sockets the upgrade is refused (503 or 429)."""
+        method allowed). An HTTP answer carries its caching headers (gql/http_cache.py). A
+        WebSocket is counted from its upgrade to its close; past the process's or the client's
+        limit of sockets the upgrade is refused (503 or 429)."""
         try:
             if not self.is_websocket_request(request):
-                return await self.run(request=request)
+                return http_cache.finish(request, await self.run(request=request), self.cache)
             sockets = self.guards.sockets
             address = client_address(request, self.guards.trusted_proxy_hops)
             refused_socket = sockets.refusal(address)
@@ -190,12 +194,15 @@ class LeaderboardView(GraphQLView[Context, None]):
             with sockets.holding(address):
                 return await self.run(request=request)
         except HTTPException as refused:
+            headers = http_cache.refusal_headers()
+            if isinstance(refused, MethodNotAllowed):
+                headers["Allow"] = "POST"
             return web.Response(
                 body=refused.reason.encode("utf-8", "backslashreplace"),
                 status=refused.status_code,
                 content_type="text/plain",
                 charset="utf-8",
-                headers={"Allow": "POST"} if isinstance(refused, MethodNotAllowed) else None,
+                headers=headers,
             )
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> Any:
@@ -244,6 +251,7 @@ class LeaderboardView(GraphQLView[Context, None]):
                 )
             if kind is OperationType.MUTATION and request.method == "GET":
                 raise MethodNotAllowed
+        http_cache.consider(request, request_data)
         guards = self.guards
         spending = budget.current() or budget.begin()
         spending.limit(
@@ -322,6 +330,7 @@ class LeaderboardView(GraphQLView[Context, None]):
         if result.errors:
             result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
         body = await super().process_result(request, result)
+        http_cache.settle(request, result, body)
         response = request.get(_RESPONSE)
         refused = _refused(result)
         if response is not None and refused is not None:

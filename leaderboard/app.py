@@ -24,6 +24,7 @@ from gql.admission import Admission
 from gql.auth import ApiKeys
 from gql.cost import MAX_COST
 from gql.guards import Guards
+from gql.http_cache import CachePolicy
 from gql.sockets import SocketLimits, Sockets
 from gql.throttle import Allowances
 from gql.view import (
@@ -143,7 +144,8 @@ def create_app(
         ),
     )
     app[SOCKETS] = guards.sockets
-    view = LeaderboardView(graphiql_page=page, guards=guards)
+    cache = CachePolicy(settings.http_max_age, settings.http_stale_while_revalidate)
+    view = LeaderboardView(graphiql_page=page, guards=guards, cache=cache)
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)

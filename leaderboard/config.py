@@ -118,6 +118,13 @@ class Settings:
     admin_keys: tuple[str, ...] = ()
     """Admin keys: all a game-server key may do, and moderation and player data."""
     limits: Limits = field(default_factory=Limits)
+    http_max_age: int = 1
+    """Seconds a shared cache (a CDN) may serve a public answer, an anonymous GET query's,
+    without asking again (LEADERBOARD_HTTP_MAX_AGE): short, since a board changes with every
+    play."""
+    http_stale_while_revalidate: int = 10
+    """Seconds past that a shared cache may still serve it while it fetches a fresh one
+    (LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE)."""
 
     @classmethod
     def from_env(cls, *, endpoint_url: str | None = None, table: str | None = None) -> Settings:
@@ -133,9 +140,23 @@ class Settings:
             api_keys=_keys(env.get("LEADERBOARD_API_KEYS", "")),
             admin_keys=_keys(env.get("LEADERBOARD_ADMIN_KEYS", "")),
             limits=Limits.from_env(),
+            http_max_age=_seconds("LEADERBOARD_HTTP_MAX_AGE", cls.http_max_age),
+            http_stale_while_revalidate=_seconds(
+                "LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE", cls.http_stale_while_revalidate
+            ),
         )
 
 
 def _keys(value: str) -> tuple[str, ...]:
     """A comma-separated list of keys, blanks dropped."""
     return tuple(k.strip() for k in value.split(",") if k.strip())
+
+
+def _seconds(name: str, default: int) -> int:
+    """A whole number of seconds, 0 or more, from the environment variable ``name``."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()):
+        raise ValueError(f"{name} must be a whole number of seconds, 0 or more, not {raw!r}")
+    return int(raw)
