@@ -111,6 +111,8 @@ class Settings:
     """Game-server keys: may write and read private data (Authorization: Bearer <key>)."""
     admin_keys: tuple[str, ...] = ()
     """Admin keys: all a game-server key may do, and moderation and player data."""
+    metrics_keys: tuple[str, ...] = ()
+    """Keys that may scrape /metrics and nothing else (admin keys may too)."""
     limits: Limits = field(default_factory=Limits)
 
     @classmethod
@@ -126,6 +128,7 @@ class Settings:
             redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
             api_keys=_keys(env.get("LEADERBOARD_API_KEYS", "")),
             admin_keys=_keys(env.get("LEADERBOARD_ADMIN_KEYS", "")),
+            metrics_keys=_keys(env.get("LEADERBOARD_METRICS_KEYS", "")),
             limits=Limits.from_env(),
         )
 
