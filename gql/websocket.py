@@ -15,7 +15,8 @@
 - A consumer that falls behind is dropped: a message is not queued behind more than the
   socket's buffer limit, and one that cannot be handed to the socket within the send timeout
   closes it.
-- Each operation logs one access line when it ends; no log line holds a document.
+- Each operation logs one access line, and is reported to the app's metrics, when it ends;
+  no log line holds a document.
 """
 
 from __future__ import annotations

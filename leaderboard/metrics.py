@@ -68,6 +68,8 @@ class Metrics:
 
     def __init__(self, *, rank_index: bool, max_operations: int = MAX_OPERATIONS) -> None:
         directory = os.environ.get(MULTIPROCESS_DIR)
+        if directory and not os.path.isdir(directory):
+            raise ValueError(f"{MULTIPROCESS_DIR} names no directory: {directory}")
         self.registry = CollectorRegistry()
         self.multiprocess = bool(directory)
         self.max_operations = max_operations

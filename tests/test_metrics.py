@@ -344,6 +344,14 @@ def test_names_and_outcomes_that_are_no_graphql_names_or_codes_are_folded() -> N
     }
 
 
+def test_a_multiprocess_directory_that_does_not_exist_stops_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="PROMETHEUS_MULTIPROC_DIR names no directory"):
+        Metrics(rank_index=False)
+
+
 def test_the_circuit_reports_each_change_of_state() -> None:
     now = [0.0]
     states: list[str] = []
