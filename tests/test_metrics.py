@@ -296,7 +296,10 @@ def _unused_port() -> int:
 
 
 async def test_an_unreachable_table_is_counted_and_opens_the_circuit(settings: Settings) -> None:
-    gone = replace(settings, endpoint_url=f"http://127.0.0.1:{_unused_port()}")
+    # Time enough for every call's retries to end in a failure that counts against the
+    # circuit, however slow the machine (running out of time does not count).
+    limits = replace(settings.limits, request_deadline=60.0)
+    gone = replace(settings, endpoint_url=f"http://127.0.0.1:{_unused_port()}", limits=limits)
     app = create_app(gone, credentials=LOCAL_CREDENTIALS)
     async with TestClient(TestServer(app)) as http:
         profile = 'query Profile { player(id: "ann") { name } }'
