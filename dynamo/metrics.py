@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from dynamo import budget
@@ -20,10 +21,14 @@ _GATED = "request_budget_gate"
 class CallCounter:
     """Counts every API call the client sends (retries of one call count once), in total and
     against the budget of the request that made it (see dynamo.budget), which may refuse it or
-    hold it until fewer of the request's calls are under way."""
+    hold it until fewer of the request's calls are under way. ``on_call``, when given, is told
+    the operation name of every call counted."""
 
-    def __init__(self, client: DynamoDBClient) -> None:
+    def __init__(
+        self, client: DynamoDBClient, *, on_call: Callable[[str], None] | None = None
+    ) -> None:
         self.calls: Counter[str] = Counter()
+        self._on_call_counted = on_call
         events = client.meta.events
         events.register("before-call.dynamodb", self._on_call)
         # Last, after every handler that may still refuse the call (the circuit breaker's):
@@ -40,6 +45,8 @@ class CallCounter:
         if spending is not None:
             spending.charge(name)
         self.calls[name] += 1
+        if self._on_call_counted is not None:
+            self._on_call_counted(name)
 
     async def _enter(self, context: dict[str, Any], **_: Any) -> None:
         spending = budget.current()

@@ -71,16 +71,21 @@ def is_backend_failure(error: BaseException) -> bool:
 
 
 class CircuitBreaker:
+    """``on_change``, when given, is told the new state (``closed``, ``open``, ``half-open``)
+    each time it changes."""
+
     def __init__(
         self,
         *,
         threshold: int = 5,
         cooldown: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self.threshold = threshold
         self.cooldown = cooldown
         self._clock = clock
+        self._on_change = on_change
         self._failures = 0
         self._open_until: float | None = None
         self._probing = False
@@ -103,6 +108,7 @@ class CircuitBreaker:
         if self._probing or self._clock() < self._open_until:
             raise unavailable(" (circuit open)")
         self._probing = True  # this call is the probe
+        self._changed()
 
     def _after(self, http_response: Any, parsed: Any, **_: Any) -> None:
         status = getattr(http_response, "status_code", 200)
@@ -117,12 +123,22 @@ class CircuitBreaker:
             self._failed()
 
     def _failed(self) -> None:
+        before = self.state
         self._failures += 1
         self._probing = False
         if self._failures >= self.threshold or self._open_until is not None:
             self._open_until = self._clock() + self.cooldown
+        if self.state != before:
+            self._changed()
 
     def _succeeded(self) -> None:
         self._failures = 0
+        if self._open_until is None:
+            return
         self._open_until = None
         self._probing = False
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self.state)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from gql.admission import Admission
+from gql.recording import Recorder, Unrecorded
 from gql.sockets import Sockets
 from gql.throttle import Allowances
 
@@ -35,6 +36,8 @@ class Guards:
     """Proxies in front of the service that append to X-Forwarded-For."""
     sockets: Sockets = field(default_factory=Sockets)
     """The process's WebSockets and subscriptions, and their limits."""
+    recorder: Recorder = field(default_factory=Unrecorded)
+    """Told of every operation's end: its transport, name, outcome and duration."""
 
 
 def client_address(request: web.BaseRequest, trusted_proxy_hops: int) -> str:

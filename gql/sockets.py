@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from gql.recording import Recorder, Unrecorded
 
 __all__ = ["SocketLimits", "Sockets"]
 
@@ -53,6 +54,8 @@ class Sockets:
     """Sockets and subscriptions refused at a limit since the start."""
     dropped: int = 0
     """Sockets closed because their consumer fell behind."""
+    recorder: Recorder = field(default_factory=Unrecorded)
+    """Told the counts of sockets and subscriptions whenever they change."""
     _by_client: Counter[str] = field(default_factory=Counter)
 
     def refusal(self, address: str) -> LeaderboardError | None:
@@ -78,6 +81,7 @@ class Sockets:
         """Count a socket from ``address`` while the block runs."""
         self.open += 1
         self._by_client[address] += 1
+        self._changed()
         try:
             yield
         finally:
@@ -85,6 +89,7 @@ class Sockets:
             self._by_client[address] -= 1
             if not self._by_client[address]:
                 del self._by_client[address]
+            self._changed()
 
     def open_from(self, address: str) -> int:
         return self._by_client.get(address, 0)
@@ -99,7 +104,12 @@ class Sockets:
                 "retry shortly",
             )
         self.subscriptions += 1
+        self._changed()
         return None
 
     def end_subscription(self) -> None:
         self.subscriptions -= 1
+        self._changed()
+
+    def _changed(self) -> None:
+        self.recorder.sockets(self.open, self.subscriptions)

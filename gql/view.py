@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,8 +25,9 @@ from dynamo.table import Db
 from gql import http_cache
 from gql.admission import RETRY_AFTER_SECONDS, Overloaded
 from gql.auth import ApiKeys
-from gql.errors import classify, coded
+from gql.errors import classify, coded, first_code
 from gql.guards import Guards, client_address
+from gql.recording import CLIENT_GONE, http_outcome
 from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA, schema
 from gql.text import is_text
 from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
@@ -55,6 +57,8 @@ REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (set by the app's middleware)."""
 OPERATION = web.RequestKey("operation_name", str)
 """The GraphQL operation's name, left by the view for the request's log line."""
+OUTCOME = web.RequestKey("outcome", str)
+"""``ok`` or the code of the request's first error, once the view has answered it."""
 _CONTEXT = web.RequestKey("graphql_context", Context)
 _RESPONSE = web.RequestKey("graphql_response", web.Response)
 _MEDIA_TYPE = web.ResponseKey("media_type", str)
@@ -182,27 +186,50 @@ class LeaderboardView(GraphQLView[Context, None]):
         """The answer, or a plain-text refusal with the request error's status (405s name the
         method allowed). An HTTP answer carries its caching headers (gql/http_cache.py). A
         WebSocket is counted from its upgrade to its close; past the process's or the client's
-        limit of sockets the upgrade is refused (503 or 429)."""
+        limit of sockets the upgrade is refused (503 or 429). Every HTTP request answered with
+        an operation's result or refused is recorded with its outcome and duration (the
+        GraphiQL page is not an operation)."""
+        if self.is_websocket_request(request):
+            return await self._socket(request)
+        started = time.perf_counter()
         try:
-            if not self.is_websocket_request(request):
-                return http_cache.finish(request, await self.run(request=request), self.cache)
-            sockets = self.guards.sockets
-            address = client_address(request, self.guards.trusted_proxy_hops)
-            refused_socket = sockets.refusal(address)
-            if refused_socket is not None:
-                return _socket_refused(refused_socket)
-            with sockets.holding(address):
-                return await self.run(request=request)
+            return http_cache.finish(request, await self._answer(request), self.cache)
+        except web.HTTPException as refused:
+            request[OUTCOME] = http_outcome(refused.status)
+            raise
+        except (ConnectionResetError, asyncio.CancelledError):
+            # The client went away before its request was answered.
+            request[OUTCOME] = CLIENT_GONE
+            raise
+        except Exception:
+            request[OUTCOME] = ErrorCode.INTERNAL_SERVER_ERROR.value
+            raise
+        finally:
+            outcome = request.get(OUTCOME)
+            if outcome is not None:
+                seconds = time.perf_counter() - started
+                self.guards.recorder.operation("http", request.get(OPERATION), outcome, seconds)
+
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        sockets = self.guards.sockets
+        address = client_address(request, self.guards.trusted_proxy_hops)
+        refused_socket = sockets.refusal(address)
+        if refused_socket is not None:
+            return _socket_refused(refused_socket)
+        with sockets.holding(address):
+            return await self._answer(request)
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self.run(request=request)
         except HTTPException as refused:
-            headers = http_cache.refusal_headers()
-            if isinstance(refused, MethodNotAllowed):
-                headers["Allow"] = "POST"
+            request[OUTCOME] = http_outcome(refused.status_code)
             return web.Response(
                 body=refused.reason.encode("utf-8", "backslashreplace"),
                 status=refused.status_code,
                 content_type="text/plain",
                 charset="utf-8",
-                headers=headers,
+                headers={"Allow": "POST"} if isinstance(refused, MethodNotAllowed) else None,
             )
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> Any:
@@ -329,6 +356,7 @@ class LeaderboardView(GraphQLView[Context, None]):
             request[OPERATION] = context.operation_name
         if result.errors:
             result.errors = classify(result.errors, request.get(REQUEST_ID, ""))
+        request[OUTCOME] = first_code(result.errors)
         body = await super().process_result(request, result)
         http_cache.settle(request, result, body)
         response = request.get(_RESPONSE)

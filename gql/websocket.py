@@ -15,7 +15,8 @@
 - A consumer that falls behind is dropped: a message is not queued behind more than the
   socket's buffer limit, and one that cannot be handed to the socket within the send timeout
   closes it.
-- Each operation logs one access line when it ends; no log line holds a document.
+- Each operation logs one access line, and is reported to the app's metrics, when it ends;
+  no log line holds a document.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from aiohttp import WSMsgType
-from graphql import GraphQLError
+from graphql import GraphQLError, OperationDefinitionNode, get_operation_ast
 from strawberry.aiohttp.views import AiohttpWebSocketAdapter
 from strawberry.http.exceptions import NonJsonMessageReceived, WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
@@ -46,13 +47,13 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
 )
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
-from strawberry.utils.operation import get_operation_type
 
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode, LeaderboardError
 from gql.admission import Overloaded
-from gql.errors import classify, coded
+from gql.errors import classify, coded, first_code
 from gql.guards import Guards
+from gql.recording import OK
 from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA
 from gql.text import is_text
 from resolvers.context import Context
@@ -109,7 +110,7 @@ class GuardedOperation(Operation[Context, None]):
     """An operation with its own context (request id, loaders, budget hook), whose errors
     are classified like over HTTP."""
 
-    __slots__ = ("calls", "context", "kind")
+    __slots__ = ("calls", "context", "kind", "named", "outcome")
 
     def __init__(
         self,
@@ -121,12 +122,17 @@ class GuardedOperation(Operation[Context, None]):
         *,
         context: Context,
         kind: OperationType | None,
+        named: str | None,
     ) -> None:
         super().__init__(handler, id, query, variables, operation_name)
         self.context = context
         self.kind = kind
+        self.named = named
+        """The name the chosen operation has in the document (the client may not send it)."""
         self.calls: Counter[str] = Counter()
         """Database calls of the budgets ended so far (a subscription's earlier pushes)."""
+        self.outcome = OK
+        """``ok``, or the code of the first error sent to the client."""
 
     @property
     def request_id(self) -> str:
@@ -136,6 +142,8 @@ class GuardedOperation(Operation[Context, None]):
         coded_errors = classify(errors, self.request_id)
         for error in coded_errors:
             error.extensions = {**(error.extensions or {}), "requestId": self.request_id}
+        if self.outcome == OK:
+            self.outcome = first_code(coded_errors)
         return coded_errors
 
     async def send_initial_errors(self, errors: list[GraphQLError]) -> None:
@@ -186,7 +194,8 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
         if len(self.operations) >= limit:
             await self._refuse(id_, operation_name, _too_many(limit))
             return
-        kind = _operation_type(query, operation_name)
+        chosen = _chosen_operation(query, operation_name)
+        kind = OperationType(chosen.operation.value) if chosen else None
         holds_subscription = False
         if kind is OperationType.SUBSCRIPTION:
             refused = self.sockets.start_subscription()
@@ -202,6 +211,7 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
             operation_name,
             context=replace(self.context, request_id=uuid.uuid4().hex),
             kind=kind,
+            named=chosen.name.value if chosen and chosen.name else None,
         )
         self.operations[id_] = operation
         task = asyncio.create_task(self.run_operation(operation))
@@ -217,6 +227,7 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
         formatted["extensions"] = {**(formatted.get("extensions") or {}), "requestId": request_id}
         await self.send_message({"id": id_, "type": "error", "payload": [formatted]})
         _log(request_id, id_, operation_name, "refused", 0.0, Counter())
+        self.guards.recorder.operation("ws", operation_name, error.code.value, 0.0)
 
     def _begin_budget(self, operation: GuardedOperation) -> budget.Budget:
         """A fresh budget for the operation (or its next push), in the operation's task."""
@@ -268,14 +279,19 @@ class GuardedTransportWS(BaseGraphQLTransportWSHandler[Context, None]):
             current = budget.current()
             if current is not None:
                 operation.calls.update(current.calls)
+            seconds = time.perf_counter() - started
             _log(
                 operation.request_id,
                 operation.id,
                 operation.operation_name,
                 outcome,
-                time.perf_counter() - started,
+                seconds,
                 operation.calls,
             )
+            failed = outcome == "failed"
+            code = ErrorCode.INTERNAL_SERVER_ERROR.value if failed else operation.outcome
+            name = operation.named or operation.context.operation_name
+            self.guards.recorder.operation("ws", name, code, seconds)
 
     async def _execute(self, operation: GuardedOperation) -> None:
         result_source = await self.schema.stream(
@@ -335,16 +351,13 @@ def _readable(payload: object) -> bool:
     )
 
 
-def _operation_type(query: str, operation_name: str | None) -> OperationType | None:
-    """The type of the operation to run, from the schema's cache of checked documents; None
-    when the document does not name one (the execution reports why)."""
+def _chosen_operation(query: str, operation_name: str | None) -> OperationDefinitionNode | None:
+    """The operation to run, from the schema's cache of checked documents; None when the
+    document does not name one (the execution reports why)."""
     document = DOCUMENTS.check(GRAPHQL_SCHEMA, query).document
     if document is None:
         return None
-    try:
-        return get_operation_type(document, operation_name)
-    except RuntimeError:
-        return None
+    return get_operation_ast(document, operation_name)
 
 
 def _too_many(limit: int) -> LeaderboardError:

@@ -40,6 +40,7 @@ from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
 from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
+from leaderboard.metrics import Metrics, MetricsAccess, add_metrics_route
 from leaderboard.observability import request_context
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
@@ -92,13 +93,14 @@ def create_app(
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys, settings.admin_keys)
     app[BROKER] = Broker()
+    metrics = Metrics(rank_index=bool(settings.redis_url))
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         async with open_table(settings, credentials, config=_client_config(limits)) as db:
             client = db.client
             app[DB] = db
-            app[CALLS] = CallCounter(client)
-            app[BREAKER] = CircuitBreaker()
+            app[CALLS] = CallCounter(client, on_call=metrics.dynamodb_call)
+            app[BREAKER] = CircuitBreaker(on_change=metrics.circuit)
             app[BREAKER].attach(client)
             outcomes.attach(client)
             if prepare is not None:
@@ -140,8 +142,10 @@ def create_app(
                 send_timeout=limits.socket_send_timeout,
                 max_message_bytes=limits.max_body_bytes,
                 heartbeat=limits.socket_heartbeat,
-            )
+            ),
+            recorder=metrics,
         ),
+        recorder=metrics,
     )
     app[SOCKETS] = guards.sockets
     cache = CachePolicy(settings.http_max_age, settings.http_stale_while_revalidate)
@@ -149,6 +153,12 @@ def create_app(
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)
+    add_metrics_route(
+        app,
+        metrics,
+        MetricsAccess(settings.metrics_keys + settings.admin_keys, limits.trusted_proxy_hops),
+        rank_index_timeout=limits.rank_index_timeout,
+    )
     return app
 
 

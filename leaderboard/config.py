@@ -117,6 +117,8 @@ class Settings:
     """Game-server keys: may write and read private data (Authorization: Bearer <key>)."""
     admin_keys: tuple[str, ...] = ()
     """Admin keys: all a game-server key may do, and moderation and player data."""
+    metrics_keys: tuple[str, ...] = ()
+    """Keys that may scrape /metrics and nothing else (admin keys may too)."""
     limits: Limits = field(default_factory=Limits)
     http_max_age: int = 1
     """Seconds a shared cache (a CDN) may serve a public answer, an anonymous GET query's,
@@ -139,6 +141,7 @@ class Settings:
             redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
             api_keys=_keys(env.get("LEADERBOARD_API_KEYS", "")),
             admin_keys=_keys(env.get("LEADERBOARD_ADMIN_KEYS", "")),
+            metrics_keys=_keys(env.get("LEADERBOARD_METRICS_KEYS", "")),
             limits=Limits.from_env(),
             http_max_age=_seconds("LEADERBOARD_HTTP_MAX_AGE", cls.http_max_age),
             http_stale_while_revalidate=_seconds(

@@ -1,0 +1,246 @@
+"""The service's metrics, served at ``GET /metrics`` in the Prometheus text format.
+
+Each app has a registry of its own. With ``PROMETHEUS_MULTIPROC_DIR`` set (to an empty
+directory, before the process starts), every process writes its samples to files there and a
+scrape of any one of them reports the sum over all of them (prometheus-client's multiprocess
+mode): counters and histograms add up, the socket gauges add up over live processes, the
+circuit gauge is the highest of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import math
+import os
+import re
+from collections.abc import Iterable
+
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
+from redis.exceptions import RedisError
+
+from gql.guards import client_address
+from gql.recording import OK, Transport
+from gql.view import RANK_INDEX
+from rankindex.index import RankIndex
+
+__all__ = [
+    "ANONYMOUS",
+    "MAX_OPERATIONS",
+    "METRICS",
+    "MULTIPROCESS_DIR",
+    "OTHER",
+    "Metrics",
+    "MetricsAccess",
+    "add_metrics_route",
+    "process_exited",
+]
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""The environment variable that turns on multiprocess mode (prometheus-client's own)."""
+MAX_OPERATIONS = 200
+"""Distinct operation names a process labels its samples with; later ones count as OTHER."""
+ANONYMOUS = "anonymous"
+"""The operation label of an operation without a name."""
+OTHER = "other"
+"""The label of operation names past MAX_OPERATIONS, or that are no GraphQL name, and of
+outcomes that are no error code."""
+
+_OPERATION_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,99}")
+_OUTCOME = re.compile(r"[A-Z][A-Z0-9_]{0,39}")
+_FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+_BEARER = "bearer "
+
+
+class Metrics:
+    """The service's metrics, and the recorder the GraphQL layer reports operations and
+    sockets to (gql/recording.py)."""
+
+    def __init__(self, *, rank_index: bool, max_operations: int = MAX_OPERATIONS) -> None:
+        directory = os.environ.get(MULTIPROCESS_DIR)
+        if directory and not os.path.isdir(directory):
+            raise ValueError(f"{MULTIPROCESS_DIR} names no directory: {directory}")
+        self.registry = CollectorRegistry()
+        self.multiprocess = bool(directory)
+        self.max_operations = max_operations
+        self._operations: set[str] = set()
+        # In multiprocess mode the samples live in the directory's files, and the registry
+        # reads them all back; otherwise the metrics belong to this app's registry.
+        own = None if self.multiprocess else self.registry
+        self.requests = Counter(
+            "leaderboard_requests",
+            "GraphQL operations answered, by transport, operation name and outcome (ok or "
+            "the first error's code).",
+            ["transport", "operation", "outcome"],
+            registry=own,
+        )
+        self.request_seconds = Histogram(
+            "leaderboard_request_seconds",
+            "Seconds from a GraphQL operation's arrival to its end, by transport and operation "
+            "name (for a subscription, its whole life).",
+            ["transport", "operation"],
+            registry=own,
+        )
+        self.dynamodb_calls = Counter(
+            "leaderboard_dynamodb_calls",
+            "DynamoDB API calls made (a call's retries count once), by operation.",
+            ["operation"],
+            registry=own,
+        )
+        self.circuit_open = Gauge(
+            "leaderboard_circuit_open",
+            "1 while the DynamoDB circuit breaker refuses calls (open or half-open), else 0.",
+            registry=own,
+            multiprocess_mode="livemax",
+        )
+        self.websockets_open = Gauge(
+            "leaderboard_websockets_open",
+            "WebSocket connections open.",
+            registry=own,
+            multiprocess_mode="livesum",
+        )
+        self.subscriptions_active = Gauge(
+            "leaderboard_subscriptions_active",
+            "GraphQL subscriptions running.",
+            registry=own,
+            multiprocess_mode="livesum",
+        )
+        self.rank_index = _RankIndexGauges(own) if rank_index else None
+        if directory:
+            # (prometheus_client.multiprocess has no type annotations.)
+            MultiProcessCollector(self.registry, path=directory)  # type: ignore[no-untyped-call]
+
+    def operation(
+        self, transport: Transport, name: str | None, outcome: str, seconds: float
+    ) -> None:
+        label = self._operation_label(name)
+        if outcome != OK and not _OUTCOME.fullmatch(outcome):
+            outcome = OTHER
+        self.requests.labels(transport, label, outcome).inc()
+        self.request_seconds.labels(transport, label).observe(seconds)
+
+    def sockets(self, open_sockets: int, subscriptions: int) -> None:
+        self.websockets_open.set(open_sockets)
+        self.subscriptions_active.set(subscriptions)
+
+    def dynamodb_call(self, operation: str) -> None:
+        self.dynamodb_calls.labels(operation).inc()
+
+    def circuit(self, state: str) -> None:
+        self.circuit_open.set(0 if state == "closed" else 1)
+
+    async def render(self, index: RankIndex | None, read_within: float) -> bytes:
+        """The exposition of every metric; the rank index's lag is read now, within
+        ``read_within`` seconds (unknown, not an error, when it cannot be read)."""
+        if self.rank_index is not None and index is not None:
+            await self.rank_index.read(index, read_within)
+        return generate_latest(self.registry)
+
+    def _operation_label(self, name: str | None) -> str:
+        if name is None:
+            return ANONYMOUS
+        if name in self._operations:
+            return name
+        if len(self._operations) >= self.max_operations or not _OPERATION_NAME.fullmatch(name):
+            return OTHER
+        self._operations.add(name)
+        return name
+
+
+class _RankIndexGauges:
+    """How far behind the rank index's projector is, read from Redis at each scrape."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.lag_seconds = Gauge(
+            "leaderboard_rank_index_lag_seconds",
+            "Seconds since the rank index's projector last caught up with the table's stream "
+            "(NaN when unknown: never caught up, or Redis did not answer).",
+            registry=registry,
+            multiprocess_mode="livemostrecent",
+        )
+        self.in_sync = Gauge(
+            "leaderboard_rank_index_in_sync",
+            "1 while the rank index is recent enough to answer ranks, else 0.",
+            registry=registry,
+            multiprocess_mode="livemostrecent",
+        )
+
+    async def read(self, index: RankIndex, read_within: float) -> None:
+        try:
+            async with asyncio.timeout(read_within):
+                lag = await index.lag()
+        except (RedisError, OSError, TimeoutError):
+            self.lag_seconds.set(math.nan)
+            self.in_sync.set(0)
+            return
+        ago = lag.get("caughtUpAgoMs")
+        self.lag_seconds.set(math.nan if ago is None else ago / 1000)
+        self.in_sync.set(1 if lag.get("inSync") else 0)
+
+
+class MetricsAccess:
+    """Who may scrape: a caller presenting one of ``keys`` as ``Authorization: Bearer``, or a
+    client on a loopback address that came through no proxy."""
+
+    def __init__(self, keys: Iterable[str], trusted_proxy_hops: int) -> None:
+        self._keys = [k.encode() for k in keys if k]
+        self.trusted_proxy_hops = trusted_proxy_hops
+
+    def allows(self, request: web.Request) -> bool:
+        return self._has_key(request.headers.get("Authorization")) or self._is_local(request)
+
+    def _has_key(self, authorization: str | None) -> bool:
+        """Every key is compared, in constant time, whatever the outcome."""
+        if not authorization or authorization[: len(_BEARER)].lower() != _BEARER:
+            return False
+        try:
+            presented = authorization[len(_BEARER) :].strip().encode()
+        except UnicodeEncodeError:
+            return False
+        matches = [hmac.compare_digest(presented, key) for key in self._keys]
+        return any(matches)
+
+    def _is_local(self, request: web.Request) -> bool:
+        if not self.trusted_proxy_hops and any(h in request.headers for h in _FORWARDING_HEADERS):
+            return False  # a proxy on this host forwarded it: the client is elsewhere
+        try:
+            address = ipaddress.ip_address(client_address(request, self.trusted_proxy_hops))
+        except ValueError:
+            return False
+        return address.is_loopback
+
+
+METRICS = web.AppKey("metrics", Metrics)
+
+
+def add_metrics_route(
+    app: web.Application, metrics: Metrics, access: MetricsAccess, *, rank_index_timeout: float
+) -> None:
+    """Serve ``metrics`` at ``GET /metrics`` to the callers ``access`` allows; 403 to others."""
+    app[METRICS] = metrics
+
+    async def scrape(request: web.Request) -> web.StreamResponse:
+        if not access.allows(request):
+            return web.Response(status=403, text="forbidden\n")
+        body = await metrics.render(request.app.get(RANK_INDEX), rank_index_timeout)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app.router.add_get("/metrics", scrape)
+
+
+def process_exited(pid: int) -> None:
+    """In multiprocess mode, forget the gauges of a process that has ended (a process manager
+    calls this when a worker exits), so that live sums count only running processes."""
+    directory = os.environ.get(MULTIPROCESS_DIR)
+    if directory:
+        mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
