@@ -57,6 +57,7 @@ OPERATION = web.RequestKey("operation_name", str)
 _CONTEXT = web.RequestKey("graphql_context", Context)
 _RESPONSE = web.RequestKey("graphql_response", web.Response)
 _MEDIA_TYPE = web.ResponseKey("media_type", str)
+_SOCKET = web.RequestKey("websocket", web.WebSocketResponse)
 
 JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -188,7 +189,11 @@ class LeaderboardView(GraphQLView[Context, None]):
             if refused_socket is not None:
                 return _socket_refused(refused_socket)
             with sockets.holding(address):
-                return await self.run(request=request)
+                try:
+                    return await self.run(request=request)
+                finally:
+                    if _SOCKET in request:
+                        sockets.closed(request[_SOCKET])
         except HTTPException as refused:
             return web.Response(
                 body=refused.reason.encode("utf-8", "backslashreplace"),
@@ -352,6 +357,8 @@ class LeaderboardView(GraphQLView[Context, None]):
             compress=False,
         )
         await ws.prepare(request)
+        request[_SOCKET] = ws
+        self.guards.sockets.opened(ws)
         return ws
 
     def create_response(
