@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -89,13 +90,10 @@ def _env(settings: Settings, shutdown_timeout: float) -> dict[str, str]:
     return env
 
 
-def _start(
-    settings: Settings, endpoint: str, workers: int, cwd: Path, shutdown_timeout: float
-) -> Served:
+def _start(settings: Settings, cwd: Path, shutdown_timeout: float, options: list[str]) -> Served:
     port = _free_port()
     output = cwd / f"serve-{port}.log"
-    command = [sys.executable, "-m", "leaderboard.cli", "serve", "--port", str(port)]
-    command += ["--workers", str(workers), "--endpoint-url", endpoint]
+    command = [sys.executable, "-m", "leaderboard.cli", "serve", "--port", str(port), *options]
     with open(output, "w") as sink:
         process = subprocess.Popen(
             command,
@@ -109,14 +107,11 @@ def _start(
 
 @asynccontextmanager
 async def _serving(
-    settings: Settings,
-    endpoint: str,
-    workers: int,
-    cwd: Path,
-    shutdown_timeout: float = SHUTDOWN_TIMEOUT,
+    settings: Settings, cwd: Path, *options: str, shutdown_timeout: float = SHUTDOWN_TIMEOUT
 ) -> AsyncIterator[Served]:
-    """`leaderboard serve --workers N` on ``endpoint`` until it answers /healthz."""
-    served = _start(settings, endpoint, workers, cwd, shutdown_timeout)
+    """`leaderboard serve` with ``options`` until it answers /healthz; stopped (SIGTERM,
+    then SIGKILL) if a test leaves it running."""
+    served = _start(settings, cwd, shutdown_timeout, list(options))
     try:
         async with aiohttp.ClientSession() as http:
             deadline = time.monotonic() + 120
@@ -127,17 +122,26 @@ async def _serving(
         yield served
     finally:
         if served.process.poll() is None:
-            served.process.kill()
-            served.process.wait()
+            served.process.terminate()
+            if await _exited(served, EXIT_BOUND) is None:
+                served.process.kill()
+                served.process.wait()
+
+
+async def _exited(served: Served, within: float) -> int | None:
+    """The command's exit status, waited for up to ``within`` seconds (without holding up
+    this event loop, where the proxy it talks to runs); None if it still runs."""
+    deadline = time.monotonic() + within
+    while (status := served.process.poll()) is None:
+        if time.monotonic() > deadline:
+            return None
+        await asyncio.sleep(0.1)
+    return status
 
 
 async def _exit_status(served: Served, within: float) -> int:
-    """The command's exit status, waited for up to ``within`` seconds (without holding up
-    this event loop, where the proxy it talks to runs)."""
-    deadline = time.monotonic() + within
-    while (status := served.process.poll()) is None:
-        assert time.monotonic() < deadline, served.log()
-        await asyncio.sleep(0.1)
+    status = await _exited(served, within)
+    assert status is not None, f"still running after {within:g} s:\n{served.log()}"
     return status
 
 
@@ -243,7 +247,9 @@ async def test_workers_share_the_port_and_a_dead_one_is_replaced(
     made: Settings, tmp_path: Path
 ) -> None:
     assert made.endpoint_url is not None
-    async with _serving(made, made.endpoint_url, 2, tmp_path) as served:
+    async with _serving(
+        made, tmp_path, "--workers", "2", "--endpoint-url", made.endpoint_url
+    ) as served:
         workers = _children(served.process.pid)
         assert len(workers) == 2, served.log()  # with an endpoint, no backend of its own
         assert await _answering_pids(served.base, workers) == workers
@@ -268,10 +274,51 @@ async def test_workers_share_the_port_and_a_dead_one_is_replaced(
         assert await _answering_pids(served.base, replaced) == replaced
         served.process.send_signal(signal.SIGTERM)
         assert await _exit_status(served, EXIT_BOUND) == 0, served.log()
-    # The workers logged in the service's format, one JSON object a line.
-    lines = [line for line in served.log().splitlines() if line.startswith("{")]
-    assert any(json.loads(line)["logger"] == "gunicorn.error" for line in lines)
-    assert all(isinstance(json.loads(line), dict) for line in lines)
+    # gunicorn logged in the service's format (JSON lines), not in its own ("[time] [pid]
+    # [LEVEL] message"); the rest of the output is the banner.
+    lines = served.log().splitlines()
+    logged = [json.loads(line) for line in lines if line.startswith("{")]
+    messages = [entry["msg"] for entry in logged if entry["logger"] == "gunicorn.error"]
+    [new] = replaced - workers
+    assert f"Booting worker with pid: {new}" in messages
+    assert not [line for line in lines if line.startswith("[")]
+
+
+def _command_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:  # gone meanwhile
+        return ""
+
+
+async def test_embedded_backends_start_once_for_all_workers(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Without an endpoint, the master starts DynamoDB Local and Redis once, creates and
+    seeds the table once and prints its banner once; both workers serve that data; the
+    master's exit stops the backends."""
+    options = ("--workers", "2", "--in-memory", "--demo-players", "3")
+    async with _serving(settings, tmp_path, *options) as served:
+        children = _children(served.process.pid)
+        names = Counter(_command_name(pid) for pid in children)
+        assert (names["java"], names["redis-server"], len(children)) == (1, 1, 4), names
+        backends = {pid for pid in children if _command_name(pid) in ("java", "redis-server")}
+        workers = children - backends
+        assert await _answering_pids(served.base, workers) == workers
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as h:
+            tops = await asyncio.gather(
+                *(
+                    _gql(h, served.base, '{ leaderboard(id: "global") { entryCount } }')
+                    for _ in range(8)
+                )
+            )
+        assert {top["leaderboard"]["entryCount"] for top in tops} == {3}
+        served.process.send_signal(signal.SIGTERM)
+        assert await _exit_status(served, EXIT_BOUND) == 0, served.log()
+    log = served.log()
+    assert log.count("Leaderboard GraphQL service") == 1
+    assert log.count("new table") == 1
+    assert {_command_name(pid) for pid in backends} <= {""}  # no such process any more
 
 
 async def _refused(port: int) -> None:
@@ -321,7 +368,7 @@ async def test_sigterm_answers_the_plays_in_flight_and_closes_websockets_with_10
     an idle keep-alive connection with an end of stream, yet answers every play in flight
     once the transactions go through, each written to the table, and exits 0."""
     async with (
-        _serving(made, proxy.url, workers, tmp_path) as served,
+        _serving(made, tmp_path, "--workers", str(workers), "--endpoint-url", proxy.url) as served,
         aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=PLAYS)) as http,
         aiohttp.ClientSession() as watcher,
     ):
@@ -376,7 +423,9 @@ async def test_a_play_still_running_at_the_drain_bound_is_cut_off(
     an answer would mean the service had waited for it), and the master exits 0."""
     bound = 2.0
     async with (
-        _serving(made, proxy.url, 2, tmp_path, shutdown_timeout=bound) as served,
+        _serving(
+            made, tmp_path, "--workers", "2", "--endpoint-url", proxy.url, shutdown_timeout=bound
+        ) as served,
         aiohttp.ClientSession() as http,
     ):
         [player] = await _board_with_players(http, served.base, 1)
