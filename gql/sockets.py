@@ -2,20 +2,29 @@
 
 A socket is counted from its upgrade request to its close, a subscription from its
 ``subscribe`` message to its end. Past a limit the socket is refused before its upgrade, and
-the subscription with an error message on its socket; nothing else is affected.
+the subscription with an error message on its socket; nothing else is affected. When the
+process stops, every socket still open is closed with one close code (``close_all``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from dynamo.errors import ErrorCode, LeaderboardError
 from gql.recording import Recorder, Unrecorded
 
-__all__ = ["SocketLimits", "Sockets"]
+__all__ = ["Closable", "SocketLimits", "Sockets"]
+
+
+class Closable(Protocol):
+    """An open socket, as far as closing it goes (aiohttp's ``WebSocketResponse``)."""
+
+    async def close(self, *, code: int = ..., message: bytes = ...) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class Sockets:
     recorder: Recorder = field(default_factory=Unrecorded)
     """Told the counts of sockets and subscriptions whenever they change."""
     _by_client: Counter[str] = field(default_factory=Counter)
+    _live: set[Closable] = field(default_factory=set)
 
     def refusal(self, address: str) -> LeaderboardError | None:
         """Why a socket from ``address`` may not open now; None when it may."""
@@ -90,6 +100,28 @@ class Sockets:
             if not self._by_client[address]:
                 del self._by_client[address]
             self._changed()
+
+    def opened(self, socket: Closable) -> None:
+        """Remember an upgraded socket until :meth:`closed`, to close it when the process
+        stops."""
+        self._live.add(socket)
+
+    def closed(self, socket: Closable) -> None:
+        self._live.discard(socket)
+
+    async def close_all(self, code: int, message: bytes, *, wait: float) -> int:
+        """Send every open socket a close frame with ``code`` and wait up to ``wait`` seconds
+        for their clients' answers (a socket whose client has not answered by then is closed
+        without it); returns how many sockets were open."""
+        live = list(self._live)
+        self._live.clear()
+        if live:
+            closing = [asyncio.create_task(s.close(code=code, message=message)) for s in live]
+            await asyncio.wait(closing, timeout=wait)
+            for unanswered in closing:
+                unanswered.cancel()
+            await asyncio.gather(*closing, return_exceptions=True)
+        return len(live)
 
     def open_from(self, address: str) -> int:
         return self._by_client.get(address, 0)

@@ -62,6 +62,7 @@ OUTCOME = web.RequestKey("outcome", str)
 _CONTEXT = web.RequestKey("graphql_context", Context)
 _RESPONSE = web.RequestKey("graphql_response", web.Response)
 _MEDIA_TYPE = web.ResponseKey("media_type", str)
+_SOCKET = web.RequestKey("websocket", web.WebSocketResponse)
 
 JSON = "application/json"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -217,7 +218,11 @@ class LeaderboardView(GraphQLView[Context, None]):
         if refused_socket is not None:
             return _socket_refused(refused_socket)
         with sockets.holding(address):
-            return await self._answer(request)
+            try:
+                return await self._answer(request)
+            finally:
+                if _SOCKET in request:
+                    sockets.closed(request[_SOCKET])
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -389,6 +394,8 @@ class LeaderboardView(GraphQLView[Context, None]):
             compress=False,
         )
         await ws.prepare(request)
+        request[_SOCKET] = ws
+        self.guards.sockets.opened(ws)
         return ws
 
     def create_response(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
@@ -38,6 +39,7 @@ from gql.view import (
 )
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
+from leaderboard.drain import add_drain
 from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
 from leaderboard.metrics import Metrics, MetricsAccess, add_metrics_route
@@ -148,6 +150,7 @@ def create_app(
         recorder=metrics,
     )
     app[SOCKETS] = guards.sockets
+    add_drain(app, guards.sockets)
     cache = CachePolicy(settings.http_max_age, settings.http_stale_while_revalidate)
     view = LeaderboardView(graphiql_page=page, guards=guards, cache=cache)
     app.router.add_route("GET", "/graphql", view)
@@ -167,6 +170,7 @@ class ServerOptions(TypedDict):
 
     keepalive_timeout: float
     lingering_time: float
+    shutdown_timeout: float
 
 
 LINGERING_TIME = 1.0
@@ -176,11 +180,15 @@ aiohttp's default (10 s) would hold a slow client ten seconds more."""
 
 
 def server_options(limits: Limits) -> ServerOptions:
-    """The HTTP server's own bounds. aiohttp closes a connection still waiting for a complete
-    request head when its keep-alive timer fires (set at the connection's opening and after
-    each answer), which makes that timer the bound on a slow head as well as on an idle
-    connection."""
-    return ServerOptions(keepalive_timeout=limits.head_timeout, lingering_time=LINGERING_TIME)
+    """The HTTP server's own bounds, and how long requests in flight have to finish once it
+    is stopped. aiohttp closes a connection still waiting for a complete request head when
+    its keep-alive timer fires (set at the connection's opening and after each answer),
+    which makes that timer the bound on a slow head as well as on an idle connection."""
+    return ServerOptions(
+        keepalive_timeout=limits.head_timeout,
+        lingering_time=LINGERING_TIME,
+        shutdown_timeout=limits.shutdown_timeout,
+    )
 
 
 def _rank_index(
@@ -214,7 +222,8 @@ def _rank_index(
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is."""
+    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is;
+    the id of the process that answered (one of several workers)."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -233,6 +242,7 @@ async def healthz(request: web.Request) -> web.Response:
         "table": db.table,
         "tableStatus": described["Table"].get("TableStatus"),
         "circuit": request.app[BREAKER].state,
+        "pid": os.getpid(),
     }
     index = request.app.get(RANK_INDEX)
     if index is not None:

@@ -28,6 +28,7 @@ from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
 from leaderboard.graphiql import ensure_graphiql_assets
 from leaderboard.observability import configure_logging
 from leaderboard.seed import seed
+from leaderboard.workers import WorkerPool, default_workers
 
 __all__ = ["main"]
 
@@ -73,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
         help="embedded DynamoDB Local keeps nothing on disk (a throwaway run)",
     )
     serve.add_argument(
+        "--workers",
+        type=_positive,
+        default=os.environ.get("LEADERBOARD_WORKERS") or None,
+        help="worker processes on the port (default $LEADERBOARD_WORKERS, else one per core "
+        "with --endpoint-url, one with the embedded backends)",
+    )
+    serve.add_argument(
         "--demo-players",
         type=int,
         default=DEMO_PLAYERS,
@@ -106,6 +114,13 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,18 +174,7 @@ def _export_schema(output: Path | None) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache: Path) -> int:
-    generated = admin = None
-    if not settings.api_keys and backend.embedded:
-        # A development server: make a key so that writes work from GraphiQL at once.
-        generated = secrets.token_urlsafe(24)
-        settings = replace(settings, api_keys=(generated,))
-    elif not settings.api_keys:
-        log.warning("LEADERBOARD_API_KEYS is not set: writes and private reads are refused")
-    if not settings.admin_keys and backend.embedded:
-        # and an admin key, so that moderation can be tried too.
-        admin = secrets.token_urlsafe(24)
-        settings = replace(settings, admin_keys=(admin,))
-
+    settings, keys = _development_keys(settings, backend)
     redis_line = ""
     redis: EmbeddedRedis | None = None
     if settings.redis_url:
@@ -180,51 +184,93 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
         redis = _embedded_redis(args)
         settings = replace(settings, redis_url=redis.url)
         redis_line = f"  Ranks:     rank index at {redis.url}, fed by the table's stream\n"
+    workers = args.workers or default_workers(embedded=backend.embedded)
+    workers_line = f"  Workers:   {workers} processes\n" if workers > 1 else ""
+    banner = _banner(args, backend, settings, redis_line + workers_line + keys)
 
     async def prepare(db: Db) -> None:
-        if backend.embedded and await create_table(db.client, db.table):
+        if await create_table(db.client, db.table):
             log.info("new table %s: loading %d demo players", db.table, args.demo_players)
             await seed(db, args.demo_players, progress=sys.stderr.isatty())
 
-    app = create_app(
-        settings,
-        graphiql_assets=ensure_graphiql_assets(cache),
-        prepare=prepare,
-        credentials=backend.credentials,
-        project_ranks=backend.embedded,
-    )
-    url = f"http://{args.host}:{args.port}"
+    assets = ensure_graphiql_assets(cache)
 
-    async def announce(_: web.Application) -> None:
-        key_lines = (
-            f"  API key:   {generated}\n"
-            f"             for writes, paste into GraphiQL's Headers pane:\n"
-            f'             {{"Authorization": "Bearer {generated}"}}\n'
-            if generated
-            else ""
-        ) + (
-            f"  Admin key: {admin}\n             for moderation, in the same header\n"
-            if admin
-            else ""
-        )
-        print(
-            f"\nLeaderboard GraphQL service\n"
-            f"  GraphiQL:  {url}/graphql\n"
-            f"  Health:    {url}/healthz\n"
-            f"  DynamoDB:  {backend.description}, table {settings.table}\n"
-            f"{redis_line}"
-            f"{key_lines}",
-            flush=True,
+    def build() -> web.Application:
+        return create_app(
+            settings,
+            graphiql_assets=assets,
+            credentials=backend.credentials,
+            project_ranks=backend.embedded,
         )
 
-    app.on_startup.append(announce)
+    def announce() -> None:
+        print(banner, flush=True)
+
     try:
-        web.run_app(
-            app, host=args.host, port=args.port, print=None, **server_options(settings.limits)
+        if backend.embedded:
+            # The table is made (and seeded) once, before serving and before any worker is
+            # forked, through a client that waits for DynamoDB Local's slow CreateTable.
+            asyncio.run(_with_db(settings, backend, prepare))
+        if workers == 1:
+            return _serve_one(build(), args, settings, announce)
+        pool = WorkerPool(
+            build,
+            host=args.host,
+            port=args.port,
+            workers=workers,
+            limits=settings.limits,
+            on_ready=announce,
         )
+        return pool.serve()
     finally:
         if redis is not None:
             redis.stop()
+
+
+def _banner(args: argparse.Namespace, backend: Backend, settings: Settings, more: str) -> str:
+    """What ``serve`` prints once it listens: where to go, and ``more`` lines."""
+    url = f"http://{args.host}:{args.port}"
+    return (
+        f"\nLeaderboard GraphQL service\n"
+        f"  GraphiQL:  {url}/graphql\n"
+        f"  Health:    {url}/healthz\n"
+        f"  DynamoDB:  {backend.description}, table {settings.table}\n"
+        f"{more}"
+    )
+
+
+def _development_keys(settings: Settings, backend: Backend) -> tuple[Settings, str]:
+    """With the embedded backend and no keys configured, an API key and an admin key made
+    for this run, so that writes and moderation work from GraphiQL at once; the settings
+    holding them, and the banner's lines that show them."""
+    lines = ""
+    if not settings.api_keys and backend.embedded:
+        generated = secrets.token_urlsafe(24)
+        settings = replace(settings, api_keys=(generated,))
+        lines += (
+            f"  API key:   {generated}\n"
+            f"             for writes, paste into GraphiQL's Headers pane:\n"
+            f'             {{"Authorization": "Bearer {generated}"}}\n'
+        )
+    elif not settings.api_keys:
+        log.warning("LEADERBOARD_API_KEYS is not set: writes and private reads are refused")
+    if not settings.admin_keys and backend.embedded:
+        admin = secrets.token_urlsafe(24)
+        settings = replace(settings, admin_keys=(admin,))
+        lines += f"  Admin key: {admin}\n             for moderation, in the same header\n"
+    return settings, lines
+
+
+def _serve_one(
+    app: web.Application, args: argparse.Namespace, settings: Settings, announce: Callable[[], None]
+) -> int:
+    """Serve in this process alone (the embedded development server's default)."""
+
+    async def on_startup(_: web.Application) -> None:
+        announce()
+
+    app.on_startup.append(on_startup)
+    web.run_app(app, host=args.host, port=args.port, print=None, **server_options(settings.limits))
     return 0
 
 

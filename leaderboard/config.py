@@ -92,6 +92,9 @@ class Limits:
     rank_index_timeout: float = 1.0
     """Seconds a read of the rank index (Redis) may wait to connect or for an answer; past
     it, as on any other Redis failure, the table's COUNTs answer instead."""
+    shutdown_timeout: float = 10.0
+    """Seconds requests in flight have to finish once the process is asked to stop
+    (SIGTERM); past it they are cut off. No new connection is accepted meanwhile."""
 
     @classmethod
     def from_env(cls) -> Limits:

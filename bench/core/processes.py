@@ -138,6 +138,9 @@ def service_process(
         "127.0.0.1",
         "--port",
         str(port),
+        # The benchmarks measure one process, whatever the machine's cores.
+        "--workers",
+        "1",
     ]
     env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
     base = f"http://127.0.0.1:{port}"
