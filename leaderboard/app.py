@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
@@ -40,17 +41,22 @@ from leaderboard.config import Limits, Settings
 from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
 from leaderboard.observability import request_context
+from rankindex.feed import ChangeFeed, feed_client
 from rankindex.index import RankIndex
+from rankindex.lease import Lease
+from rankindex.notices import Notice
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["ADMISSION", "BREAKER", "CALLS", "SOCKETS", "create_app", "server_options"]
+__all__ = ["ADMISSION", "BREAKER", "CALLS", "FEED", "SOCKETS", "create_app", "server_options"]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
 ADMISSION = web.AppKey("admission", Admission)
 SOCKETS = web.AppKey("sockets", Sockets)
 """The process's WebSockets and subscriptions (their counts, for tests and health)."""
+FEED = web.AppKey("feed", ChangeFeed)
+"""The change feed's reader, with a Redis URL: add listeners to its notices here."""
 
 Prepare = Callable[[Db], Awaitable[None]]
 
@@ -183,13 +189,18 @@ def _rank_index(
         stop = asyncio.Event()
         async with AsyncExitStack() as stack:
             stack.push_async_callback(redis.aclose)
+            reader = _closing(stack, feed_client(settings.redis_url or ""))
+            stack.push_async_callback(
+                _cancel, _follow_feed(app, ChangeFeed(reader, settings.table))
+            )
             if project:
-                writer = Redis.from_url(settings.redis_url or "")
-                stack.push_async_callback(writer.aclose)
+                # Every process may run one: the lease lets one of them project at a time.
+                writer = _closing(stack, Redis.from_url(settings.redis_url or ""))
                 stream = await stack.enter_async_context(
                     open_stream(settings, credentials, app[DB])
                 )
-                projector = Projector(stream, RankIndex(writer, settings.table))
+                index = RankIndex(writer, settings.table)
+                projector = Projector(stream, index, Lease(writer, settings.table))
                 task = asyncio.create_task(projector.run(stop))
             yield
             stop.set()
@@ -199,8 +210,36 @@ def _rank_index(
     return lifecycle
 
 
+def _closing(stack: AsyncExitStack, redis: Redis) -> Redis:
+    stack.push_async_callback(redis.aclose)
+    return redis
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def _follow_feed(app: web.Application, feed: ChangeFeed) -> asyncio.Task[None]:
+    """Start the change feed's reader: each notice wakes the subscribers of its board (a
+    player's notice wakes none: a push shows a player's name as read, and sends only when
+    the entries change); a lost place wakes every subscriber."""
+    broker = app[BROKER]
+
+    def wake(notice: Notice) -> None:
+        if notice.board:
+            broker.publish(notice.board)
+
+    feed.on_notice(wake)
+    feed.on_resync(broker.publish_all)
+    app[FEED] = feed
+    return asyncio.create_task(feed.run())
+
+
 async def healthz(request: web.Request) -> web.Response:
-    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is."""
+    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is,
+    and what this process's change feed reader has seen."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -226,4 +265,7 @@ async def healthz(request: web.Request) -> web.Response:
             body["rankIndex"] = await index.lag()
         except RedisError as error:
             body["rankIndex"] = {"inSync": False, "error": type(error).__name__}
+    feed = request.app.get(FEED)
+    if feed is not None:
+        body["changeFeed"] = feed.status()
     return web.json_response(body)
