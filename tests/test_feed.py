@@ -25,6 +25,7 @@ from rankindex.notices import Notice, NoticeKind, encode
 from rankindex.projector import Projector
 from tests.conftest import Api, Indexed, _serve, patient
 from tests.test_bans import ban
+from tests.test_erasure import erase
 from tests.test_moderation import _remove
 from tests.test_subscriptions import _silent, _subscribed
 
@@ -55,7 +56,10 @@ async def fleet(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
             _serve(shared, None, project_ranks=True) as a,
             _serve(shared, None, project_ranks=True) as b,
         ):
-            yield Fleet(a, b, redis, settings.table)
+            fleet = Fleet(a, b, redis, settings.table)
+            # Each reader has found the stream's end: it hears of every change from now on.
+            await _until(lambda: fleet.feed(a).connected and fleet.feed(b).connected)
+            yield fleet
     finally:
         await redis.aclose()
 
@@ -86,6 +90,8 @@ async def test_a_play_through_one_instance_reaches_a_subscriber_on_the_other(
     fleet: Fleet,
 ) -> None:
     a, b = fleet.a, fleet.b
+    heard: list[Notice] = []
+    fleet.feed(b).on_notice(heard.append)
     await _podium(a)
     async with _subscribed(b) as ws:
         assert await _pushed(ws) == [("ann", 50, 1), ("bob", 40, 2), ("cat", 30, 3)]
@@ -95,15 +101,34 @@ async def test_a_play_through_one_instance_reaches_a_subscriber_on_the_other(
         # A change below the top wakes B's subscriber, which finds nothing to send.
         assert (await a.submit("cat", "b", 35))["improved"]
         assert await _silent(ws, 1.0)
-    # B's reader saw each of A's writes (players, the board, the entries).
-    assert fleet.feed(b).notices >= 5
+    # B's reader heard of each of A's changes to the board, with the rank values before and
+    # after (a DESC board's rank value is the score), once each (in the order of each
+    # item's changes; shards may interleave different items').
+    await _until(lambda: len(heard) >= 6)
+    told = [(n.kind, n.board, n.player, n.before, n.after, n.version) for n in heard]
+    assert sorted(told, key=str) == sorted(
+        [
+            (NoticeKind.BOARD, "b", None, None, None, None),
+            (NoticeKind.PUT, "b", "ann", None, 50, 1),
+            (NoticeKind.PUT, "b", "bob", None, 40, 1),
+            (NoticeKind.PUT, "b", "cat", None, 30, 1),
+            (NoticeKind.PUT, "b", "dan", None, 45, 1),
+            (NoticeKind.PUT, "b", "cat", 30, 35, 2),
+        ],
+        key=str,
+    )
+    cats = [n.version for n in heard if n.player == "cat"]
+    assert cats == [1, 2]
+    assert all(n.at_ms is not None for n in heard)
     health = await (await b.http.get("/healthz")).json()
     assert health["changeFeed"]["connected"] is True
     assert health["changeFeed"]["notices"] >= 5
     assert health["changeFeed"]["lastDelayMs"] is not None
 
 
-async def test_a_removal_and_a_ban_through_one_instance_reach_the_other(fleet: Fleet) -> None:
+async def test_a_removal_a_ban_and_an_erasure_through_one_instance_reach_the_other(
+    fleet: Fleet,
+) -> None:
     a, b = fleet.a, fleet.b
     await _podium(a)
     async with _subscribed(b) as ws:
@@ -112,6 +137,9 @@ async def test_a_removal_and_a_ban_through_one_instance_reach_the_other(fleet: F
         assert await _pushed(ws) == [("ann", 50, 1), ("cat", 30, 2)]
         assert (await ban(a, "ann"))["data"]["banPlayer"]["errors"] == []
         assert await _pushed(ws) == [("cat", 30, 1)]
+        erased = await erase(a, "cat")
+        assert erased["data"]["erasePlayer"]["complete"] is True
+        assert await _pushed(ws) == []
 
 
 async def _notice(redis: Redis, namespace: str, board: str) -> None:
@@ -146,6 +174,7 @@ async def test_a_reader_that_lost_its_place_resyncs_and_its_subscribers_catch_up
             _serve(shared, None, project_ranks=True) as b,
         ):
             feed: ChangeFeed = b.http.app[FEED]
+            await _until(lambda: feed.connected)
             await _podium(a)
             async with _subscribed(b) as ws:
                 assert await _pushed(ws) == [("ann", 50, 1), ("bob", 40, 2), ("cat", 30, 3)]
