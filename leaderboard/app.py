@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
@@ -190,9 +189,8 @@ def _rank_index(
         async with AsyncExitStack() as stack:
             stack.push_async_callback(redis.aclose)
             reader = _closing(stack, feed_client(settings.redis_url or ""))
-            stack.push_async_callback(
-                _cancel, _follow_feed(app, ChangeFeed(reader, settings.table))
-            )
+            feed = ChangeFeed(reader, settings.table)
+            stack.push_async_callback(_cancel, _follow_feed(app, feed, stop))
             if project:
                 # Every process may run one: the lease lets one of them project at a time.
                 writer = _closing(stack, Redis.from_url(settings.redis_url or ""))
@@ -216,12 +214,14 @@ def _closing(stack: AsyncExitStack, redis: Redis) -> Redis:
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it, 10 s at most (the feed's reader is also told to stop
+    by an event: should the cancellation be lost inside a client's own timeout handling, it
+    still ends within a blocking read's wait)."""
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await asyncio.wait({task}, timeout=10)
 
 
-def _follow_feed(app: web.Application, feed: ChangeFeed) -> asyncio.Task[None]:
+def _follow_feed(app: web.Application, feed: ChangeFeed, stop: asyncio.Event) -> asyncio.Task[None]:
     """Start the change feed's reader: each notice wakes the subscribers of its board (a
     player's notice wakes none: a push shows a player's name as read, and sends only when
     the entries change); a lost place wakes every subscriber."""
@@ -234,7 +234,7 @@ def _follow_feed(app: web.Application, feed: ChangeFeed) -> asyncio.Task[None]:
     feed.on_notice(wake)
     feed.on_resync(broker.publish_all)
     app[FEED] = feed
-    return asyncio.create_task(feed.run())
+    return asyncio.create_task(feed.run(stop))
 
 
 async def healthz(request: web.Request) -> web.Response:

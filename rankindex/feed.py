@@ -35,9 +35,11 @@ from rankindex.notices import Notice, decode
 
 __all__ = [
     "BLOCK_MS",
+    "START",
     "ChangeFeed",
     "Place",
     "StreamInfo",
+    "entry_id",
     "feed_client",
     "lost_place",
 ]
@@ -182,11 +184,12 @@ class ChangeFeed:
             "lastDelayMs": _ms(self.lag_seconds) if self.lag_seconds is not None else None,
         }
 
-    async def run(self) -> None:
-        """Follow the feed until cancelled."""
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the feed until ``stop`` is set (seen within a block's wait) or the task is
+        cancelled."""
         place: Place | None = None
         failures = 0
-        while True:
+        while not stop.is_set():
             try:
                 if place is None:
                     place = await self._rebase(resync=failures > 0)
@@ -194,6 +197,8 @@ class ChangeFeed:
                     failures = 0
                 place = await self._step(place)
             except Exception as error:
+                if stop.is_set():
+                    return  # a read cut short by the shutdown
                 if not isinstance(error, RedisError | OSError):
                     log.exception("change feed reader failed; retrying")
                 elif failures == 0:
