@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
@@ -42,19 +43,24 @@ from leaderboard.config import Limits, Settings
 from leaderboard.drain import add_drain
 from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
-from leaderboard.metrics import Metrics, MetricsAccess, add_metrics_route
+from leaderboard.metrics import ChangeFeedMetrics, Metrics, MetricsAccess, add_metrics_route
 from leaderboard.observability import request_context
+from rankindex.feed import ChangeFeed, feed_client
 from rankindex.index import RankIndex
+from rankindex.lease import Lease
+from rankindex.notices import Notice
 from rankindex.projector import Projector
 from resolvers.broker import Broker
 
-__all__ = ["ADMISSION", "BREAKER", "CALLS", "SOCKETS", "create_app", "server_options"]
+__all__ = ["ADMISSION", "BREAKER", "CALLS", "FEED", "SOCKETS", "create_app", "server_options"]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
 ADMISSION = web.AppKey("admission", Admission)
 SOCKETS = web.AppKey("sockets", Sockets)
 """The process's WebSockets and subscriptions (their counts, for tests and health)."""
+FEED = web.AppKey("feed", ChangeFeed)
+"""The change feed's reader, with a Redis URL: add listeners to its notices here."""
 
 Prepare = Callable[[Db], Awaitable[None]]
 
@@ -111,7 +117,9 @@ def create_app(
 
     app.cleanup_ctx.append(dynamodb)
     if settings.redis_url:
-        app.cleanup_ctx.append(_rank_index(settings, credentials, project=project_ranks))
+        app.cleanup_ctx.append(
+            _rank_index(settings, credentials, project=project_ranks, metrics=metrics)
+        )
     page = None
     if graphiql_assets is not None:
         add_graphiql_asset_route(app, graphiql_assets)
@@ -192,7 +200,7 @@ def server_options(limits: Limits) -> ServerOptions:
 
 
 def _rank_index(
-    settings: Settings, credentials: tuple[str, str] | None, *, project: bool
+    settings: Settings, credentials: tuple[str, str] | None, *, project: bool, metrics: Metrics
 ) -> Callable[[web.Application], AsyncIterator[None]]:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         # Requests read through a client that gives up quickly (a hung Redis must not hold
@@ -205,13 +213,19 @@ def _rank_index(
         stop = asyncio.Event()
         async with AsyncExitStack() as stack:
             stack.push_async_callback(redis.aclose)
+            reader = _closing(stack, feed_client(settings.redis_url or ""))
+            feed = ChangeFeed(reader, settings.table)
+            if metrics.change_feed is not None:
+                _measure_feed(feed, metrics.change_feed)
+            stack.push_async_callback(_cancel, _follow_feed(app, feed, stop))
             if project:
-                writer = Redis.from_url(settings.redis_url or "")
-                stack.push_async_callback(writer.aclose)
+                # Every process may run one: the lease lets one of them project at a time.
+                writer = _closing(stack, Redis.from_url(settings.redis_url or ""))
                 stream = await stack.enter_async_context(
                     open_stream(settings, credentials, app[DB])
                 )
-                projector = Projector(stream, RankIndex(writer, settings.table))
+                index = RankIndex(writer, settings.table)
+                projector = Projector(stream, index, Lease(writer, settings.table))
                 task = asyncio.create_task(projector.run(stop))
             yield
             stop.set()
@@ -221,9 +235,48 @@ def _rank_index(
     return lifecycle
 
 
+def _closing(stack: AsyncExitStack, redis: Redis) -> Redis:
+    stack.push_async_callback(redis.aclose)
+    return redis
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it, 10 s at most (the feed's reader is also told to stop
+    by an event: should the cancellation be lost inside a client's own timeout handling, it
+    still ends within a blocking read's wait)."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=10)
+
+
+def _follow_feed(app: web.Application, feed: ChangeFeed, stop: asyncio.Event) -> asyncio.Task[None]:
+    """Start the change feed's reader: each notice wakes the subscribers of its board (a
+    player's notice wakes none: a push shows a player's name as read, and sends only when
+    the entries change); a lost place wakes every subscriber."""
+    broker = app[BROKER]
+
+    def wake(notice: Notice) -> None:
+        if notice.board:
+            broker.publish(notice.board)
+
+    feed.on_notice(wake)
+    feed.on_resync(broker.publish_all)
+    app[FEED] = feed
+    return asyncio.create_task(feed.run(stop))
+
+
+def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
+    def notice(notice: Notice) -> None:
+        at = notice.at_ms
+        measured.notice(None if at is None else max(0.0, time.time() - at / 1000))
+
+    feed.on_notice(notice)
+    feed.on_resync(measured.resync)
+
+
 async def healthz(request: web.Request) -> web.Response:
-    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is;
-    the id of the process that answered (one of several workers)."""
+    """200 once the table answers, 503 otherwise; with the rank index, how far behind it is,
+    and what this process's change feed reader has seen; the id of the process that answered
+    (one of several workers)."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -250,4 +303,7 @@ async def healthz(request: web.Request) -> web.Response:
             body["rankIndex"] = await index.lag()
         except RedisError as error:
             body["rankIndex"] = {"inSync": False, "error": type(error).__name__}
+    feed = request.app.get(FEED)
+    if feed is not None:
+        body["changeFeed"] = feed.status()
     return web.json_response(body)

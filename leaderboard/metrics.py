@@ -40,6 +40,7 @@ __all__ = [
     "METRICS",
     "MULTIPROCESS_DIR",
     "OTHER",
+    "ChangeFeedMetrics",
     "Metrics",
     "MetricsAccess",
     "add_metrics_route",
@@ -116,6 +117,7 @@ class Metrics:
             multiprocess_mode="livesum",
         )
         self.rank_index = _RankIndexGauges(own) if rank_index else None
+        self.change_feed = ChangeFeedMetrics(own) if rank_index else None
         if directory:
             # (prometheus_client.multiprocess has no type annotations.)
             MultiProcessCollector(self.registry, path=directory)  # type: ignore[no-untyped-call]
@@ -186,6 +188,37 @@ class _RankIndexGauges:
         ago = lag.get("caughtUpAgoMs")
         self.lag_seconds.set(math.nan if ago is None else ago / 1000)
         self.in_sync.set(1 if lag.get("inSync") else 0)
+
+
+class ChangeFeedMetrics:
+    """What this process's change feed reader has received (see rankindex/feed.py)."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.notices = Counter(
+            "leaderboard_change_feed_notices",
+            "Change notices received from the feed.",
+            registry=registry,
+        )
+        self.resyncs = Counter(
+            "leaderboard_change_feed_resyncs",
+            "Times the feed's reader lost its place and woke every watched board.",
+            registry=registry,
+        )
+        self.delay_seconds = Histogram(
+            "leaderboard_change_feed_delay_seconds",
+            "Seconds from a written entry's change (its attainedAt) to its notice's arrival in "
+            "this process: the change feed's lag.",
+            buckets=(0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0),
+            registry=registry,
+        )
+
+    def notice(self, delay: float | None) -> None:
+        self.notices.inc()
+        if delay is not None:
+            self.delay_seconds.observe(delay)
+
+    def resync(self) -> None:
+        self.resyncs.inc()
 
 
 class MetricsAccess:

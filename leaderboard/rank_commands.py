@@ -16,6 +16,7 @@ from dynamo.table import Db
 from leaderboard.backend import Backend, open_stream, open_table
 from leaderboard.config import Settings
 from rankindex.index import RankIndex
+from rankindex.lease import Lease
 from rankindex.projector import Projector
 
 __all__ = ["rebuild", "run_projector", "verify"]
@@ -44,7 +45,8 @@ async def _open(settings: Settings, backend: Backend) -> AsyncIterator[_Handles]
 
 
 async def run_projector(settings: Settings, backend: Backend) -> None:
-    """Keep the index in step with the table's stream until interrupted."""
+    """Keep the index in step with the table's stream until interrupted (while this process
+    holds the projector's lease: several may run, one projects)."""
     async with _open(settings, backend) as handles:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -52,7 +54,8 @@ async def run_projector(settings: Settings, backend: Backend) -> None:
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
         print(f"projecting the stream of {settings.table} into {settings.redis_url}", flush=True)
-        await Projector(handles.stream, handles.index).run(stop)
+        lease = Lease(handles.index.redis, settings.table)
+        await Projector(handles.stream, handles.index, lease).run(stop)
 
 
 async def rebuild(settings: Settings, backend: Backend, board: str) -> int:

@@ -15,7 +15,8 @@ from dynamo import scores
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
 from dynamo.scores import ScoreItem, rank_value, tie_value
 from dynamo.table import Db, parse, query_items
-from rankindex.keys import CHECKPOINT, HEARTBEAT, STATE, board_keys, member
+from rankindex.keys import CHECKPOINT, FEED, FEED_LENGTH, HEARTBEAT, STATE, board_keys, member
+from rankindex.notices import Notice, encode
 from rankindex.projection import BoardCreated, Change, Forget, Put
 
 __all__ = ["MAX_LAG_MS", "IndexedRank", "RankIndex", "Verification"]
@@ -69,16 +70,18 @@ class RankIndex:
         self.namespace = namespace
         self.max_lag_ms = max_lag_ms
         self._heartbeat = HEARTBEAT.format(ns=namespace)
+        self._feed = FEED.format(ns=namespace)
         self._apply = redis.register_script(_SCRIPT)
         self._ranks = redis.register_script(_RANKS_SCRIPT)
 
     # -- the projector's side ------------------------------------------------------------
 
-    async def apply(self, changes: Sequence[Change]) -> int:
-        """Apply changes in order; returns how many changed the index."""
-        if not changes:
+    async def apply(self, changes: Sequence[Change], notices: Sequence[Notice] = ()) -> int:
+        """Apply changes in order, and append ``notices`` to the change feed after them (in
+        the same round trip: a reader woken by a notice finds its change applied); returns
+        how many changes altered the index."""
+        if not changes and not notices:
             return 0
-        applied = 0
         async with self.redis.pipeline(transaction=False) as pipe:
             for change in changes:
                 if isinstance(change, BoardCreated):
@@ -102,8 +105,11 @@ class RankIndex:
                     args = ["del", change.player, change.version, "", "", ""]
                 keys = board_keys(self.namespace, change.board)
                 await self._apply(keys=keys, args=args, client=pipe)
+            for notice in notices:
+                entry: dict[Any, Any] = encode(notice)
+                pipe.xadd(self._feed, entry, maxlen=FEED_LENGTH, approximate=True)
             results = await pipe.execute()
-        applied = sum(1 for r in results if r == 1)
+        applied = sum(1 for r in results[: len(results) - len(notices)] if r == 1)
         last = next((c for c in reversed(changes) if isinstance(c, Put)), None)
         if last is not None:
             await self.redis.hset(

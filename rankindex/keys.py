@@ -6,7 +6,10 @@ from __future__ import annotations
 
 __all__ = [
     "CHECKPOINT",
+    "FEED",
+    "FEED_LENGTH",
     "HEARTBEAT",
+    "LEASE",
     "META",
     "PENDING",
     "STATE",
@@ -30,6 +33,16 @@ CHECKPOINT = "rank:{ns}:checkpoint:{shard}"
 HEARTBEAT = "rank:{ns}:heartbeat"
 """Hash: ``caughtUpAt`` (epoch ms the projector last had nothing left to read),
 ``appliedAt`` and ``recordAt`` (epoch ms of the last applied change, and of its play)."""
+FEED = "rank:{ns}:feed"
+"""Stream: the change feed, one entry (a notice, see rankindex.notices) per change the
+projector read from the table's stream, trimmed to about ``FEED_LENGTH`` entries. Every
+instance reads it and wakes its own subscribers."""
+FEED_LENGTH = 10_000
+"""About how many notices the feed keeps (trimmed approximately, as Redis does cheaply): a
+reader that falls further behind than that has lost its place and resyncs."""
+LEASE = "rank:{ns}:lease"
+"""String: the token of the one projector that may apply the table's stream, expiring unless
+its holder renews it."""
 
 
 def board_keys(ns: str, board: str) -> list[str]:

@@ -4,6 +4,8 @@ On AWS the same projection runs as a Lambda on the stream (rankindex.lambda_hand
 against DynamoDB Local, this poller plays that part: ``leaderboard rank-indexer`` runs it,
 and ``leaderboard serve`` starts it in embedded mode. Each shard's last applied sequence
 number is kept in Redis, so a restarted projector continues where the last one stopped.
+With a :class:`~rankindex.lease.Lease`, any number of processes may run a projector of the
+same table: only the lease's holder reads and applies, and another takes over when it stops.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import asyncio
 import contextlib
 import logging
 
+from redis.exceptions import RedisError
+
 from dynamo.streams import TableStream
 from rankindex.index import RankIndex
+from rankindex.lease import Lease
+from rankindex.notices import notices
 from rankindex.projection import project_all
 
 __all__ = ["Projector"]
@@ -22,21 +28,29 @@ log = logging.getLogger("leaderboard.rankindex")
 
 
 class Projector:
-    def __init__(self, stream: TableStream, index: RankIndex) -> None:
+    def __init__(self, stream: TableStream, index: RankIndex, lease: Lease | None = None) -> None:
         self.stream = stream
         self.index = index
+        self.lease = lease
 
     async def drain(self) -> int:
-        """Apply everything the stream holds now, shard by shard (parents first); returns
-        how many changes altered the index."""
+        """Apply everything the stream holds now, shard by shard (parents first), with its
+        notices; returns how many changes altered the index. With a lease, does nothing
+        unless it holds the lease, and stops as soon as it loses it (checked before each
+        page)."""
         applied = 0
+        if not await self._holding():
+            return applied  # asked first: a process without the lease reads nothing
         for shard in await self.stream.shards():
             shard_id = shard["ShardId"]
             after = await self.index.checkpoint(shard_id)
             while True:
+                if not await self._holding():
+                    return applied
                 read = await self.stream.read(shard_id, after)
                 if read.records:
-                    applied += await self.index.apply(project_all(read.records))
+                    changes = project_all(read.records)
+                    applied += await self.index.apply(changes, notices(read.records))
                     after = read.records[-1]["dynamodb"]["SequenceNumber"]
                     await self.index.set_checkpoint(shard_id, after)
                 if not read.records or read.finished:
@@ -44,8 +58,12 @@ class Projector:
         await self.index.caught_up()
         return applied
 
+    async def _holding(self) -> bool:
+        return self.lease is None or await self.lease.hold()
+
     async def run(self, stop: asyncio.Event, interval: float = 0.1) -> None:
-        """Drain again and again until ``stop`` is set; a failed round is logged and retried."""
+        """Drain again and again until ``stop`` is set; a failed round is logged and retried.
+        The lease, if any, is given up on the way out."""
         while not stop.is_set():
             try:
                 await self.drain()
@@ -54,3 +72,6 @@ class Projector:
                 await asyncio.sleep(1)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval)
+        if self.lease is not None and self.lease.held:
+            with contextlib.suppress(RedisError, OSError):
+                await self.lease.release()

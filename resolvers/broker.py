@@ -53,6 +53,12 @@ class Broker:
         for listener in listeners:
             listener.notify()
 
+    def publish_all(self) -> None:
+        """A notice for every watched topic: when notices may have been lost, every
+        subscriber re-reads."""
+        for topic in list(self._listeners):
+            self.publish(topic)
+
     @asynccontextmanager
     async def listen(self, topic: str) -> AsyncIterator[Listener]:
         listener = Listener()

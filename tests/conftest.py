@@ -189,7 +189,9 @@ def graphiql_assets() -> Path:
 
 
 @asynccontextmanager
-async def _serve(settings: Settings, graphiql_assets: Path | None) -> AsyncIterator[Api]:
+async def _serve(
+    settings: Settings, graphiql_assets: Path | None, *, project_ranks: bool = False
+) -> AsyncIterator[Api]:
     clock = Clock()
     app = create_app(
         settings,
@@ -197,6 +199,7 @@ async def _serve(settings: Settings, graphiql_assets: Path | None) -> AsyncItera
         prepare=_create,
         credentials=LOCAL_CREDENTIALS,
         clock=clock,
+        project_ranks=project_ranks,
     )
     async with TestClient(TestServer(app)) as http:
         yield Api(http, clock)

@@ -13,6 +13,7 @@ from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, get_leaderboard
 from dynamo.scores import SCORE, ScoreItem
 from dynamo.table import serialize
 from rankindex.index import RankIndex
+from rankindex.notices import notices
 from rankindex.projection import BoardCreated, project_all
 from tests.conftest import Indexed
 from tests.scan import scan_items
@@ -337,6 +338,10 @@ async def test_the_lambda_handler_applies_stream_batches_idempotently(
     for batch in (records[:20], records[20:], records):  # the last batch is a redelivery
         assert await lambda_handler.handle_batch({"Records": batch}) == {"batchItemFailures": []}
     assert (await RankIndex(indexed.index.redis, namespace).verify(api.db, "b")).ok
+    # The change feed got each batch's notices: a redelivery repeats them (readers merge).
+    told = notices(records)
+    assert len(told) == 13  # the board, and 12 entry writes
+    assert await indexed.index.redis.xlen(f"rank:{namespace}:feed") == 2 * len(told)
 
 
 async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
