@@ -44,8 +44,12 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Two processes share the tests (pytest-xdist), each with its own DynamoDB Local and Redis: a
+# test process and its DynamoDB Local together keep about one core busy. The slowest tests are
+# listed at the end.
+PYTEST_WORKERS ?= 2
 pytest: install node_modules/.installed browser redis
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=25
 
 # TypeScript types for the frontend operations in examples/operations/: fails when an
 # operation does not validate against schema.graphql or a scalar has no TypeScript mapping.

@@ -34,6 +34,12 @@ API_KEYS = ("test-key-current", "test-key-next")
 ADMIN_KEYS = ("test-admin-key",)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests (tens of seconds each) first: the two test processes take them while the
+    short ones are left to share out, so both processes finish at about the same time."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def dynamodb_endpoint() -> Iterator[str]:
     with EmbeddedDynamoDB(default_cache_dir()) as local:

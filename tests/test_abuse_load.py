@@ -134,6 +134,7 @@ HEAVY = f'{{ a: leaderboard(id: "b") {{ {ENTRIES} }} b: leaderboard(id: "b") {{ 
 sessions."""
 
 
+@pytest.mark.slow
 async def test_heavy_documents_do_not_starve_small_queries(api: Api) -> None:
     heavy_cost = document_cost(GRAPHQL_SCHEMA, parse(HEAVY), None, {})
     assert MAX_COST // 2 < heavy_cost <= MAX_COST

@@ -428,6 +428,7 @@ def _resident_mb() -> float:
     raise AssertionError("no VmRSS in /proc/self/status")
 
 
+@pytest.mark.slow
 async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api: Api) -> None:
     """50 anonymous sockets from one address, each asking for 100 subscriptions of a
     100-entry board: 16 sockets open, 10 subscriptions each, everything else refused; the

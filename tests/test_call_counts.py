@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
 from dynamo.plays import Play
@@ -34,6 +36,7 @@ async def _populate(api: Api, players: int, boards: list[str]) -> None:
             )
 
 
+@pytest.mark.slow
 async def test_top_100_with_player_names_is_one_query_and_one_batch_get(api: Api) -> None:
     await _populate(api, 120, ["global"])
     api.reset_calls()

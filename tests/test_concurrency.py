@@ -48,6 +48,7 @@ async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api])
     assert entry["scoreSk"] == score_items[0]["sk"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
 async def test_fifty_concurrent_increments_across_instances(
     instances: list[Api], order: str
@@ -71,6 +72,7 @@ async def test_fifty_concurrent_increments_across_instances(
     assert [i["score"] for i in items if SCORE.holds(i)] == [1275]
 
 
+@pytest.mark.slow
 async def test_concurrent_first_entries_of_many_players_count_once_each(
     instances: list[Api],
 ) -> None:

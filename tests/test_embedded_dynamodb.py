@@ -130,6 +130,7 @@ async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path) -> N
     server.stop()  # idempotent
 
 
+@pytest.mark.slow
 async def test_tables_survive_restart_on_the_same_data_dir(cache_dir: Path, tmp_path: Path) -> None:
     data_dir = tmp_path / "nested" / "data"
     server = EmbeddedDynamoDB(cache_dir, data_dir=data_dir)
@@ -153,6 +154,7 @@ async def test_tables_survive_restart_on_the_same_data_dir(cache_dir: Path, tmp_
         second.stop()
 
 
+@pytest.mark.slow
 async def test_in_memory_tables_do_not_survive_restart(cache_dir: Path) -> None:
     server = EmbeddedDynamoDB(cache_dir)
     await asyncio.to_thread(server.start)

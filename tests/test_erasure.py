@@ -136,6 +136,7 @@ async def test_erasure_needs_an_admin_key_and_writes_nothing_without_one(api: Ap
     assert await scan_items(api.db) == before
 
 
+@pytest.mark.slow
 async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_completely(
     api: Api,
 ) -> None:
@@ -217,6 +218,7 @@ async def frugal(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api
         yield served
 
 
+@pytest.mark.slow
 async def test_an_erasure_stops_within_its_budget_and_goes_on_when_sent_again(
     frugal: Api,
 ) -> None:

@@ -468,6 +468,7 @@ async def test_a_ban_cut_part_way_is_in_force_and_completes_when_sent_again(
     assert await check_invariants(direct.client, direct.table, single_writer=True) == []
 
 
+@pytest.mark.slow
 async def test_an_erasure_cut_part_way_finishes_when_sent_again(
     api: Api, proxy: FaultProxy, direct: Db
 ) -> None:

@@ -39,6 +39,7 @@ async def _submit(api: Api, given: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+@pytest.mark.slow
 async def test_a_concurrent_burst_keeps_every_invariant(api: Api) -> None:
     for board_id, fields in BOARDS.items():
         await api.create_board(board_id, **fields)

@@ -55,6 +55,7 @@ async def _check(indexed: Indexed, board_id: str) -> None:
         assert from_index[value] + 1 == from_count[value] + 1 == expected[entry.player_id]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("operator", "order"), CASES)
 async def test_index_count_and_oracle_agree_after_every_step(
     indexed: Indexed, operator: str, order: str

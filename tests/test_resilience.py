@@ -145,6 +145,7 @@ class Writer:
 _CODES = {"BACKEND_UNAVAILABLE", "OUTCOME_UNKNOWN"}
 
 
+@pytest.mark.slow
 async def test_backend_down_fails_fast_and_recovers_by_itself(
     fragile: tuple[Api, EmbeddedDynamoDB],
 ) -> None:

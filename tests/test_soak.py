@@ -4,6 +4,8 @@ kept and every board's index equal to its entries."""
 
 from __future__ import annotations
 
+import pytest
+
 from soak.moderation import ModerationConfig
 from soak.report import SoakResult
 from soak.run import SoakConfig, soak
@@ -40,6 +42,7 @@ def _summary(result: SoakResult) -> str:
     )
 
 
+@pytest.mark.slow
 async def test_a_short_soak_with_moderation_keeps_every_invariant(
     dynamodb_endpoint: str, redis_url: str
 ) -> None:

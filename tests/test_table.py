@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import PLAYER, get_players
 from dynamo.ranks import rank_of
@@ -40,6 +42,7 @@ async def _board_with_entries(
     return board, entries
 
 
+@pytest.mark.slow
 async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) -> None:
     rng = random.Random(3)
     scores = [rng.randint(0, 300) for _ in range(1200)]
