@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -141,6 +142,12 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     except web.HTTPException as error:
         status = error.status
         error.headers["X-Request-Id"] = request_id
+        raise
+    except asyncio.CancelledError:
+        # aiohttp cancels the handler of a request whose client went away (or that is still
+        # running when a drain's bound is reached): logged as 499 when the client is gone.
+        if _client_gone(request):
+            status = CLIENT_CLOSED_REQUEST
         raise
     except Exception as error:
         if isinstance(error, ConnectionResetError) and _client_gone(request):

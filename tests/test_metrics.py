@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import math
 import os
 import socket
@@ -176,7 +177,10 @@ def _head(length: int) -> bytes:
     ).encode()
 
 
-async def test_bodies_refused_by_http_status_are_counted_by_it(settings: Settings) -> None:
+async def test_bodies_refused_by_http_status_are_counted_by_it(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="leaderboard.access")
     limits = replace(settings.limits, body_timeout=0.5)
     async with _serve(replace(settings, limits=limits), None) as api:
         oversized = await api.http.post(
@@ -203,6 +207,13 @@ async def test_bodies_refused_by_http_status_are_counted_by_it(settings: Setting
             ("http", "anonymous", "HTTP_408"): 1,
             ("http", "anonymous", "HTTP_499"): 1,
         }
+    # The access log says the same of each: the aborted one is no failure of the service.
+    logged = sorted(
+        getattr(r, "status", 0)
+        for r in caplog.records
+        if r.getMessage() == "request" and getattr(r, "path", None) == "/graphql"
+    )
+    assert logged == [408, 413, 499], logged
 
 
 @asynccontextmanager
