@@ -12,9 +12,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from graphql import parse
 from redis.asyncio import Redis
 
 from dynamo.errors import ErrorCode, LeaderboardError
+from gql.cost import document_cost
+from gql.schema import GRAPHQL_SCHEMA
 from gql.view import RESPONSES
 from leaderboard.app import FEED
 from leaderboard.config import MB, Settings
@@ -25,6 +28,7 @@ from resolvers.response_cache import ENTRY_OVERHEAD, ResponseCache, writing
 from tests.conftest import ADMIN_KEYS, Api, Indexed, _serve
 from tests.test_feed import _kill_feed_readers
 from tests.test_metrics import scrape, value
+from tests.test_moderation import _remove
 
 ARRIVAL = 10.0
 """Seconds a notice may take to reach an instance before a test fails (a slow machine)."""
@@ -379,3 +383,47 @@ async def test_the_staleness_of_the_other_instance_s_cached_page(fleet: Fleet) -
         f" max {max(delays) * 1000:.0f} ms"
     )
     assert len(delays) == 30
+
+
+async def test_writes_by_an_operator_and_a_new_board_are_in_the_next_read(cached: Api) -> None:
+    await _board(cached, {"ann": 50, "bob": 40, "cat": 30})
+    await _read(cached)
+    assert "errors" not in await _remove(cached, "b", "bob")
+    data, calls = await _read(cached)
+    assert calls > 0
+    assert _top(data) == [("ann", 50, 1), ("cat", 30, 2)]
+    named = '{ leaderboard(id: "new") { name entryCount } }'
+    assert (await cached.gql(named))["leaderboard"] is None
+    await cached.create_board("new")
+    assert (await cached.gql(named))["leaderboard"] == {"name": "new", "entryCount": 0}
+
+
+async def test_a_cached_answer_is_charged_to_the_anonymous_allowance(settings: Settings) -> None:
+    """Without Redis the cache is on only when asked for; a hit still costs its points."""
+    cost = document_cost(GRAPHQL_SCHEMA, parse(TOP), None, {"first": 3})
+    limits = replace(
+        settings.limits,
+        anonymous_cost_burst=cost + cost // 2,
+        anonymous_cost_per_second=0.001,
+        trusted_proxy_hops=1,
+    )
+    async with _serve(replace(settings, limits=limits, cache_mb=1), None) as api:
+        await _board(api, {"ann": 50})
+
+        async def anonymous(address: str) -> tuple[int, Any]:
+            api.reset_calls()
+            response = await api.http.post(
+                "/graphql",
+                json={"query": TOP, "variables": {"first": 3}},
+                headers={"X-Forwarded-For": address},
+            )
+            return response.status, await response.json()
+
+        status, first = await anonymous("198.51.100.7")
+        assert status == 200
+        assert sum(api.calls.values()) > 0
+        status, refused = await anonymous("198.51.100.7")
+        assert status == 429
+        assert refused["errors"][0]["extensions"]["code"] == "THROTTLED"
+        status, again = await anonymous("198.51.100.8")  # its own allowance: a hit
+        assert (status, again["data"], api.calls) == (200, first["data"], {})
