@@ -427,3 +427,22 @@ async def test_a_cached_answer_is_charged_to_the_anonymous_allowance(settings: S
         assert refused["errors"][0]["extensions"]["code"] == "THROTTLED"
         status, again = await anonymous("198.51.100.8")  # its own allowance: a hit
         assert (status, again["data"], api.calls) == (200, first["data"], {})
+
+
+def test_the_cache_is_on_by_default_only_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LEADERBOARD_REDIS_URL", "LEADERBOARD_CACHE_MB", "LEADERBOARD_CACHE_MAX_SECONDS"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings.from_env().cache_bytes == 0
+    monkeypatch.setenv("LEADERBOARD_REDIS_URL", "redis://127.0.0.1:6379")
+    assert Settings.from_env().cache_bytes == 64 * MB
+    monkeypatch.setenv("LEADERBOARD_CACHE_MB", "8")
+    assert Settings.from_env().cache_bytes == 8 * MB
+    monkeypatch.setenv("LEADERBOARD_CACHE_MAX_SECONDS", "0")
+    assert Settings.from_env().cache_bytes == 0
+    monkeypatch.delenv("LEADERBOARD_REDIS_URL")
+    monkeypatch.setenv("LEADERBOARD_CACHE_MAX_SECONDS", "5")
+    configured = Settings.from_env()
+    assert (configured.cache_bytes, configured.cache_max_seconds) == (8 * MB, 5)
+    monkeypatch.setenv("LEADERBOARD_CACHE_MB", "lots")
+    with pytest.raises(ValueError, match="LEADERBOARD_CACHE_MB"):
+        Settings.from_env()
