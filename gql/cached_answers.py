@@ -139,11 +139,11 @@ class CachedAnswers(SchemaExtension):
     async def on_execute(self) -> AsyncIterator[None]:
         execution = self.execution_context
         context = execution.context
-        key = self._key()
-        if key is None or not isinstance(context, Context) or context.responses is None:
+        cache = context.responses if isinstance(context, Context) else None
+        key = self._key() if cache is not None else None
+        if cache is None or key is None or not isinstance(context, Context):
             yield
             return
-        cache = context.responses
         body = cache.get(key)
         if body is not None:
             execution.result = GraphQLExecutionResult(data=json.loads(body))
