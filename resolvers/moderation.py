@@ -52,7 +52,7 @@ async def remove_entry(
     why = clean_reason(reason)
     actor = ctx.caller.actor or ""
     with (
-        writing(ctx.responses, atomic=False) as written,
+        writing(ctx.responses, atomic=True) as written,
         naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}),
     ):
         action = await moderation.remove_entry(
@@ -112,7 +112,7 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
 async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationItem:
     """Lift the player's ban (admin key)."""
     act = _on_player(ctx, player_id, reason)
-    with writing(ctx.responses, atomic=False) as written, naming({Subject.PLAYER: "playerId"}):
+    with writing(ctx.responses, atomic=True) as written, naming({Subject.PLAYER: "playerId"}):
         action = await bans.unban_player(ctx.db, **asdict(act))
         written.players.append(act.player_id)
     _changed(ctx, act.player_id, [])

@@ -247,18 +247,25 @@ class Written:
     players: list[str] = field(default_factory=list)
 
 
+_UNCERTAIN = frozenset(
+    {ErrorCode.OUTCOME_UNKNOWN, ErrorCode.BACKEND_UNAVAILABLE, ErrorCode.INTERNAL_SERVER_ERROR}
+)
+"""The errors of a write that may or may not have been made."""
+
+
 @contextmanager
 def writing(cache: ResponseCache | None, *, atomic: bool) -> Iterator[Written]:
     """Around a write: once it has committed, evict what the caller says it changed (before
     the mutation answers, so that the caller's next read sees its write). A write that fails
     with an error saying it was refused changed nothing when it is ``atomic`` (one
-    transaction); any other failure (cut off, outcome unknown, part of several steps done)
-    may have changed anything: the whole cache is cleared."""
+    transaction); any other failure (cut off, the backend unavailable or the outcome
+    unknown, part of several steps done) may have changed anything: the whole cache is
+    cleared."""
     written = Written()
     try:
         yield written
     except LeaderboardError as error:
-        if cache is not None and not (atomic and error.code is not ErrorCode.OUTCOME_UNKNOWN):
+        if cache is not None and not (atomic and error.code not in _UNCERTAIN):
             cache.clear()
         raise
     except BaseException:

@@ -169,9 +169,14 @@ def test_a_write_evicts_what_it_changed_and_a_failed_one_what_it_may_have() -> N
     with pytest.raises(LeaderboardError), writing(cache, atomic=True):
         raise refused
     assert len(cache) == 2  # one transaction refused: nothing was written
-    unknown = LeaderboardError(ErrorCode.OUTCOME_UNKNOWN, "cut off")
-    with pytest.raises(LeaderboardError), writing(cache, atomic=True):
-        raise unknown
+    for code in (ErrorCode.OUTCOME_UNKNOWN, ErrorCode.BACKEND_UNAVAILABLE):
+        fill()
+        with pytest.raises(LeaderboardError), writing(cache, atomic=True):
+            raise LeaderboardError(code, "may or may not have been written")
+        assert len(cache) == 0
+    fill()
+    with pytest.raises(asyncio.CancelledError), writing(cache, atomic=True):
+        raise asyncio.CancelledError  # cut off by the request's deadline
     assert len(cache) == 0
     fill()
     with pytest.raises(LeaderboardError), writing(cache, atomic=False):
