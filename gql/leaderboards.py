@@ -16,6 +16,7 @@ from gql.scalars import Long
 from gql.scores import Rank, Score
 from resolvers import families, leaderboards
 from resolvers.context import Context
+from resolvers.dependencies import EntryCount
 
 if TYPE_CHECKING:
     from gql.families import LeaderboardFamily
@@ -79,7 +80,8 @@ class Leaderboard:
         return self.item.ends_at
 
     @strawberry.field(description="Number of players with an entry on this board.")
-    def entry_count(self) -> int:
+    def entry_count(self, info: Info[Context, None]) -> int:
+        info.context.depends(EntryCount(self.item.leaderboard_id))
         return self.item.entry_count
 
     @strawberry.field(
@@ -113,7 +115,7 @@ class Leaderboard:
         wanted = selected(info, "edges", "node")
         page, window = await leaderboards.resolve_top_scores(
             info.context,
-            self.item.leaderboard_id,
+            self.item,
             first,
             after,
             with_players="player" in wanted,

@@ -9,6 +9,7 @@ from graphql import GraphQLError, GraphQLSchema
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
+from gql.cached_answers import CachedAnswers
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.cost import CostLimit
 from gql.errors import ErrorCodes, log_unexpected
@@ -172,6 +173,9 @@ schema = LeaderboardSchema(
         # After validation: the worst-case cost of a valid document, and the caller's
         # allowance for it.
         CostLimit,
+        # After the cost check and the reservation of its points: a query answered from the
+        # response cache is bounded as one that runs.
+        CachedAnswers,
     ],
     config=StrawberryConfig(scalar_map=SCALARS),
 )

@@ -13,6 +13,7 @@ from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
 from gql.scalars import JSON, Long
 from resolvers.context import Context
+from resolvers.dependencies import PlayerName
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, resolve_ranked_entry, resolve_score_rank
 
@@ -45,6 +46,7 @@ class Score:
     )
     def player(self, info: Info[Context, None]) -> Player | Awaitable[Player]:
         # Synchronous when the list this score came in read its players already.
+        info.context.depends(PlayerName(self.item.player_id))
         held, player = info.context.loaders.player.held(self.item.player_id)
         return self._player(player) if held else self._load_player(info)
 

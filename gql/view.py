@@ -34,6 +34,7 @@ from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.context import Context, Role
+from resolvers.response_cache import ResponseCache
 
 __all__ = [
     "API_KEYS",
@@ -44,6 +45,7 @@ __all__ = [
     "OPERATION",
     "RANK_INDEX",
     "REQUEST_ID",
+    "RESPONSES",
     "LeaderboardView",
 ]
 
@@ -53,6 +55,8 @@ API_KEYS = web.AppKey("api_keys", ApiKeys)
 BROKER = web.AppKey("broker", Broker)
 RANK_INDEX = web.AppKey("rank_index", RankIndex)
 """Present only when a rank index is configured."""
+RESPONSES = web.AppKey("responses", ResponseCache)
+"""The process's response cache; present only when it keeps one."""
 REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (set by the app's middleware)."""
 OPERATION = web.RequestKey("operation_name", str)
@@ -347,6 +351,8 @@ class LeaderboardView(GraphQLView[Context, None]):
                 else None
             ),
             capacity=self.guards.admission,
+            responses=request.app.get(RESPONSES),
+            cache_answers=isinstance(response, web.Response),
         )
         request[_CONTEXT] = context
         if isinstance(response, web.Response):

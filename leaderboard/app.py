@@ -36,6 +36,7 @@ from gql.view import (
     DB,
     DEFAULT_QUERY,
     RANK_INDEX,
+    RESPONSES,
     LeaderboardView,
 )
 from leaderboard.backend import open_stream, open_table
@@ -51,6 +52,7 @@ from rankindex.lease import Lease
 from rankindex.notices import Notice
 from rankindex.projector import Projector
 from resolvers.broker import Broker
+from resolvers.response_cache import ResponseCache
 
 __all__ = ["ADMISSION", "BREAKER", "CALLS", "FEED", "SOCKETS", "create_app", "server_options"]
 
@@ -102,6 +104,12 @@ def create_app(
     app[API_KEYS] = ApiKeys(settings.api_keys, settings.admin_keys)
     app[BROKER] = Broker()
     metrics = Metrics(rank_index=bool(settings.redis_url))
+    if settings.cache_bytes > 0:
+        app[RESPONSES] = ResponseCache(
+            settings.cache_bytes,
+            max_age=settings.cache_max_seconds,
+            recorder=metrics.response_cache,
+        )
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         async with open_table(settings, credentials, config=_client_config(limits)) as db:
@@ -215,6 +223,9 @@ def _rank_index(
             stack.push_async_callback(redis.aclose)
             reader = _closing(stack, feed_client(settings.redis_url or ""))
             feed = ChangeFeed(reader, settings.table)
+            responses = app.get(RESPONSES)
+            if responses is not None:
+                _invalidate(responses, feed)
             if metrics.change_feed is not None:
                 _measure_feed(feed, metrics.change_feed)
             stack.push_async_callback(_cancel, _follow_feed(app, feed, stop))
@@ -262,6 +273,15 @@ def _follow_feed(app: web.Application, feed: ChangeFeed, stop: asyncio.Event) ->
     feed.on_resync(broker.publish_all)
     app[FEED] = feed
     return asyncio.create_task(feed.run(stop))
+
+
+def _invalidate(responses: ResponseCache, feed: ChangeFeed) -> None:
+    """The change feed keeps the response cache exact: each notice evicts what it may
+    change, a lost place everything; while the reader is not connected (notices may be
+    passing it by) nothing is served from the cache or stored in it."""
+    feed.on_notice(responses.notice)
+    feed.on_resync(responses.clear)
+    responses.available = lambda: feed.connected
 
 
 def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:

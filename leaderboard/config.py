@@ -7,7 +7,12 @@ import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-__all__ = ["Limits", "Settings", "default_cache_dir"]
+__all__ = ["DEFAULT_CACHE_MB", "Limits", "Settings", "default_cache_dir"]
+
+MB = 1024 * 1024
+DEFAULT_CACHE_MB = 64
+"""The response cache's size, in megabytes, when a Redis URL is set and LEADERBOARD_CACHE_MB
+is not."""
 
 
 def default_cache_dir() -> Path:
@@ -130,6 +135,22 @@ class Settings:
     http_stale_while_revalidate: int = 10
     """Seconds past that a shared cache may still serve it while it fetches a fresh one
     (LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE)."""
+    cache_mb: int | None = None
+    """Megabytes of answers the process's response cache may hold (LEADERBOARD_CACHE_MB);
+    0 turns it off; None (unset) means 64 with a Redis URL (whose change feed keeps the
+    cache exact across instances) and off without one."""
+    cache_max_seconds: int = 30
+    """Seconds an answer may be served from the response cache at most, whatever the
+    change feed says (LEADERBOARD_CACHE_MAX_SECONDS); 0 turns the cache off."""
+
+    @property
+    def cache_bytes(self) -> int:
+        """The response cache's bound in bytes (0: no cache)."""
+        if self.cache_max_seconds <= 0:
+            return 0
+        if self.cache_mb is None:
+            return DEFAULT_CACHE_MB * MB if self.redis_url else 0
+        return self.cache_mb * MB
 
     @classmethod
     def from_env(cls, *, endpoint_url: str | None = None, table: str | None = None) -> Settings:
@@ -150,6 +171,10 @@ class Settings:
             http_stale_while_revalidate=_seconds(
                 "LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE", cls.http_stale_while_revalidate
             ),
+            cache_mb=_whole("LEADERBOARD_CACHE_MB", "megabytes")
+            if env.get("LEADERBOARD_CACHE_MB", "").strip()
+            else None,
+            cache_max_seconds=_seconds("LEADERBOARD_CACHE_MAX_SECONDS", cls.cache_max_seconds),
         )
 
 
@@ -160,9 +185,14 @@ def _keys(value: str) -> tuple[str, ...]:
 
 def _seconds(name: str, default: int) -> int:
     """A whole number of seconds, 0 or more, from the environment variable ``name``."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
+    if not os.environ.get(name, "").strip():
         return default
+    return _whole(name, "seconds")
+
+
+def _whole(name: str, unit: str) -> int:
+    """A whole number of ``unit``, 0 or more, from the set environment variable ``name``."""
+    raw = os.environ.get(name, "").strip()
     if not (raw.isascii() and raw.isdigit()):
-        raise ValueError(f"{name} must be a whole number of seconds, 0 or more, not {raw!r}")
+        raise ValueError(f"{name} must be a whole number of {unit}, 0 or more, not {raw!r}")
     return int(raw)

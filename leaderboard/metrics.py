@@ -43,6 +43,7 @@ __all__ = [
     "ChangeFeedMetrics",
     "Metrics",
     "MetricsAccess",
+    "ResponseCacheMetrics",
     "add_metrics_route",
     "process_exited",
 ]
@@ -118,6 +119,7 @@ class Metrics:
         )
         self.rank_index = _RankIndexGauges(own) if rank_index else None
         self.change_feed = ChangeFeedMetrics(own) if rank_index else None
+        self.response_cache = ResponseCacheMetrics(own)
         if directory:
             # (prometheus_client.multiprocess has no type annotations.)
             MultiProcessCollector(self.registry, path=directory)  # type: ignore[no-untyped-call]
@@ -219,6 +221,42 @@ class ChangeFeedMetrics:
 
     def resync(self) -> None:
         self.resyncs.inc()
+
+
+class ResponseCacheMetrics:
+    """What this process's response cache does (a recorder for resolvers/response_cache.py)."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.hits = Counter(
+            "leaderboard_cache_hits",
+            "Queries answered from the response cache.",
+            registry=registry,
+        )
+        self.misses = Counter(
+            "leaderboard_cache_misses",
+            "Cacheable queries the response cache had no answer for (they ran).",
+            registry=registry,
+        )
+        self.evictions = Counter(
+            "leaderboard_cache_evictions",
+            "Answers that left the response cache: changed, too old, or for room.",
+            registry=registry,
+        )
+        self.bytes = Gauge(
+            "leaderboard_cache_bytes",
+            "Bytes of answers the response cache holds.",
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+
+    def cache_lookup(self, hit: bool) -> None:
+        (self.hits if hit else self.misses).inc()
+
+    def cache_evicted(self, count: int) -> None:
+        self.evictions.inc(count)
+
+    def cache_bytes(self, total: int) -> None:
+        self.bytes.set(total)
 
 
 class MetricsAccess:

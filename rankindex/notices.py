@@ -54,6 +54,10 @@ class Notice:
     """The entry guard's version after the change."""
     at_ms: int | None = None
     """Epoch ms the change was made, when the item records it."""
+    fresh: bool = False
+    """True when the board held no entry of the player before the change (no entry guard,
+    or a removed one's); False when it did, or may have (a guard written before guards
+    carried their rank value leaves ``before`` None)."""
 
 
 def notices_of(record: Mapping[str, Any]) -> list[Notice]:
@@ -93,6 +97,7 @@ def _entry(event: str, old: dict[str, Any], new: dict[str, Any]) -> Notice:
         after=_rank_value(new),
         version=_int(image.get("version")),
         at_ms=_epoch_ms(new.get("attainedAt")) if kind is NoticeKind.PUT else None,
+        fresh=kind is NoticeKind.PUT and (not old or bool(old.get("removed"))),
     )
 
 
@@ -149,6 +154,8 @@ def encode(notice: Notice) -> dict[str, str]:
         value = getattr(notice, name)
         if value is not None:
             fields[name] = str(value)
+    if notice.fresh:
+        fields["fresh"] = "1"
     return fields
 
 
@@ -167,6 +174,7 @@ def decode(fields: Mapping[Any, Any]) -> Notice | None:
         after=_int(text.get("after")),
         version=_int(text.get("version")),
         at_ms=_int(text.get("at_ms")),
+        fresh=text.get("fresh") == "1",
     )
 
 

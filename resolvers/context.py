@@ -11,8 +11,10 @@ from typing import Protocol
 from dynamo.table import Db, now
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
+from resolvers.dependencies import Dependencies, Dependency
 from resolvers.loaders import Loaders
 from resolvers.rank_source import RankSource
+from resolvers.response_cache import ResponseCache
 
 __all__ = ["Allowance", "Capacity", "Context"]
 
@@ -82,6 +84,13 @@ class Context:
     on_push: Callable[[], object] | None = None
     """Called before each push of a subscription after the first (the WebSocket transport
     begins the push's own budget there)."""
+    responses: ResponseCache | None = None
+    """The process's cache of answers, when it keeps one: writes evict from it."""
+    cache_answers: bool = False
+    """Whether a query of this context may be answered from ``responses`` and stored there
+    (one HTTP request's; a WebSocket's operations share their context and its loaders)."""
+    dependencies: Dependencies | None = None
+    """What the execution reads, recorded when its answer may be cached."""
     loaders: Loaders = field(init=False)
 
     ranks: RankSource = field(init=False)
@@ -95,6 +104,16 @@ class Context:
     def admin(self) -> bool:
         """Whether the request presented an admin key."""
         return self.caller.role is Role.ADMIN
+
+    def depends(self, dependency: Dependency) -> None:
+        """The answer being built reads ``dependency`` (recorded when it may be cached)."""
+        if self.dependencies is not None:
+            self.dependencies.add(dependency)
+
+    def uncacheable(self) -> None:
+        """The answer being built reads something no dependency names: it is not cached."""
+        if self.dependencies is not None:
+            self.dependencies.uncacheable()
 
     def __post_init__(self) -> None:
         self.ranks = RankSource(self.db, self.rank_index)

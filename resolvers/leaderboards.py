@@ -18,6 +18,7 @@ from dynamo.leaderboards import (
 from dynamo.scores import ScoreItem
 from dynamo.table import Page
 from resolvers.context import Context
+from resolvers.dependencies import BoardRules, first_page
 from resolvers.inputs import (
     check_new_board,
     clean_id,
@@ -29,6 +30,7 @@ from resolvers.inputs import (
 )
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, check_window_size
+from resolvers.response_cache import writing
 
 __all__ = [
     "create_leaderboard",
@@ -42,12 +44,14 @@ __all__ = [
 
 
 async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardItem | None:
-    return await ctx.loaders.leaderboard.load(clean_id(leaderboard_id, "id"))
+    board_id = clean_id(leaderboard_id, "id")
+    ctx.depends(BoardRules(board_id))
+    return await ctx.loaders.leaderboard.load(board_id)
 
 
 async def resolve_top_scores(
     ctx: Context,
-    leaderboard_id: str,
+    board: LeaderboardItem,
     first: int | None,
     after: str | None,
     *,
@@ -56,8 +60,14 @@ async def resolve_top_scores(
 ) -> tuple[Page[ScoreItem], WindowRanks]:
     """A page of the board, best first, with the ranks of its entries (computed on demand,
     or before returning ``with_ranks``; the entries' players are read before returning
-    ``with_players``)."""
+    ``with_players``). A first page is a dependency of the answer; a later one is not one
+    a cached answer may hold."""
+    leaderboard_id = board.leaderboard_id
     page = await page_of(partial(scores.top_scores, ctx.db, leaderboard_id), first, after)
+    if after is None:
+        ctx.depends(first_page(board, page.items, page.has_next))
+    else:
+        ctx.uncacheable()
     for entry in page.items:
         ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
@@ -150,7 +160,8 @@ async def create_leaderboard(
         created_at=ctx.clock(),
     )
     check_new_board(board)
-    with naming({Subject.LEADERBOARD: "id"}):
+    with writing(ctx.responses, atomic=True) as written, naming({Subject.LEADERBOARD: "id"}):
         await leaderboards.create_leaderboard(ctx.db, board)
+        written.boards.append(board.leaderboard_id)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)
     return board

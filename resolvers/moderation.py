@@ -15,6 +15,7 @@ from dynamo.table import Page
 from resolvers.auth import require_admin
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, naming, page_of
+from resolvers.response_cache import writing
 
 __all__ = [
     "MAX_REASON",
@@ -50,10 +51,14 @@ async def remove_entry(
     player = clean_id(player_id, "playerId")
     why = clean_reason(reason)
     actor = ctx.caller.actor or ""
-    with naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}):
+    with (
+        writing(ctx.responses, atomic=True) as written,
+        naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}),
+    ):
         action = await moderation.remove_entry(
             ctx.db, leaderboard_id=board, player_id=player, reason=why, actor=actor
         )
+        written.boards.append(board)
     ctx.loaders.entry.clear((player, board))
     ctx.loaders.leaderboard.clear(board)
     ctx.broker.publish(board)
@@ -96,8 +101,10 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
     """Ban the player, taking its entries off every board (admin key); the boards'
     subscribers are told."""
     act = _on_player(ctx, player_id, reason)
-    with naming({Subject.PLAYER: "playerId"}):
+    with writing(ctx.responses, atomic=False) as written, naming({Subject.PLAYER: "playerId"}):
         result = await bans.ban_player(ctx.db, **asdict(act))
+        written.boards += result.boards
+        written.players.append(act.player_id)
     _changed(ctx, act.player_id, result.boards)
     return result
 
@@ -105,8 +112,9 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
 async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationItem:
     """Lift the player's ban (admin key)."""
     act = _on_player(ctx, player_id, reason)
-    with naming({Subject.PLAYER: "playerId"}):
+    with writing(ctx.responses, atomic=True) as written, naming({Subject.PLAYER: "playerId"}):
         action = await bans.unban_player(ctx.db, **asdict(act))
+        written.players.append(act.player_id)
     _changed(ctx, act.player_id, [])
     return action
 
@@ -114,8 +122,10 @@ async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationI
 async def erase_player(ctx: Context, player_id: str, reason: str | None) -> ErasureResult:
     """Erase the player's data (admin key), or as much as the request's budget allows."""
     act = _on_player(ctx, player_id, reason, erasure.ERASED_REASON)
-    with naming({Subject.PLAYER: "playerId"}):
+    with writing(ctx.responses, atomic=False) as written, naming({Subject.PLAYER: "playerId"}):
         result = await erasure.erase_player(ctx.db, **asdict(act))
+        written.boards += result.boards
+        written.players.append(act.player_id)
     _changed(ctx, act.player_id, result.boards)
     return result
 

@@ -9,6 +9,7 @@ from dynamo.errors import ErrorCode, Subject
 from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Play, PlayResult
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
+from resolvers.response_cache import writing
 
 __all__ = ["PlayArguments", "clean_play", "submit_score"]
 
@@ -87,8 +88,9 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         Subject.SCORE: "score",
         Subject.SUBMISSION: "submissionId",
     }
-    with naming(fields):
+    with writing(ctx.responses, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
+        written.boards += [b.leaderboard_id for b in result.boards if b.improved]
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders

@@ -63,15 +63,27 @@ def test_each_entry_change_is_one_notice_with_its_rank_values() -> None:
         _entry("REMOVE", removed, None),
     ]
     assert notices(records) == [
-        Notice(NoticeKind.PUT, "b", "ann", before=None, after=40, version=1, at_ms=AT_MS),
+        Notice(
+            NoticeKind.PUT, "b", "ann", before=None, after=40, version=1, at_ms=AT_MS, fresh=True
+        ),
         Notice(NoticeKind.PUT, "b", "ann", before=40, after=70, version=2, at_ms=AT_MS),
         Notice(NoticeKind.REMOVED, "b", "ann", before=70, after=None, version=3),
         # A play after a removal: the tombstone held no entry.
-        Notice(NoticeKind.PUT, "b", "ann", before=None, after=10, version=4, at_ms=AT_MS),
+        Notice(
+            NoticeKind.PUT, "b", "ann", before=None, after=10, version=4, at_ms=AT_MS, fresh=True
+        ),
         # Erased: the guard is gone, and with it the entry it held (none for a tombstone).
         Notice(NoticeKind.ERASED, "b", "ann", before=10, after=None, version=4),
         Notice(NoticeKind.ERASED, "b", "ann", before=None, after=None, version=3),
     ]
+
+
+def test_a_guard_without_its_rank_value_leaves_the_entry_before_unknown() -> None:
+    """A guard written before guards carried their rank value held an entry all the same:
+    its change is not one from no entry."""
+    legacy = _guard(1, 40).model_copy(update={"rank_value": ""})
+    [notice] = notices([_entry("MODIFY", legacy, _guard(2, 70))])
+    assert (notice.before, notice.after, notice.fresh) == (None, 70, False)
 
 
 def _board(**changes: Any) -> LeaderboardItem:
@@ -132,6 +144,7 @@ def test_items_no_page_shows_give_no_notice() -> None:
     "notice",
     [
         Notice(NoticeKind.PUT, "b", "ann", before=None, after=40, version=1, at_ms=AT_MS),
+        Notice(NoticeKind.PUT, "b", "ann", after=40, version=1, at_ms=AT_MS, fresh=True),
         Notice(NoticeKind.REMOVED, "b", "ann", before=70, version=3),
         Notice(NoticeKind.BOARD, "b"),
         Notice(NoticeKind.PLAYER, player="ann", at_ms=AT_MS),

@@ -1,0 +1,192 @@
+"""Whole answers of hot queries served from the process's response cache.
+
+A query is answered from the cache only when its document selects nothing but fields whose
+values the cache knows how to keep exact (:data:`CACHEABLE_FIELDS`: a board's rules and
+entry count, its first page of entries with their ranks, cursors and players' names). Its
+answer is stored under a key of the query text, the operation's name, its variables and the
+caller's role (callers of one role see the same data; roles see different fields), with what
+the resolvers recorded reading (resolvers/dependencies.py). An answer with an error, or one
+whose execution read anything else (a later page), is not stored.
+
+A hit skips execution: the answer's ``data`` comes from the cache; everything before
+execution (admission, the cost check, the anonymous caller's allowance) still runs, and
+``extensions`` are made for the request as usual (``dynamodbCalls`` is 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from graphql import (
+    BREAK,
+    DocumentNode,
+    FieldNode,
+    GraphQLSchema,
+    TypeInfo,
+    TypeInfoVisitor,
+    Visitor,
+    visit,
+)
+from graphql import ExecutionResult as GraphQLExecutionResult
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
+
+from gql.validation import VALIDATION_CACHE_SIZE
+from resolvers.context import Context, Role
+from resolvers.dependencies import Dependencies
+from resolvers.response_cache import ResponseCache
+
+__all__ = ["CACHEABLE_FIELDS", "CachedAnswers", "answer_key", "cacheable"]
+
+_BOARD_FIELDS = (
+    "id",
+    "name",
+    "period",
+    "sortOrder",
+    "operator",
+    "scoreWidth",
+    "minScore",
+    "maxScore",
+    "startsAt",
+    "endsAt",
+    "entryCount",
+    "expiresAt",
+    "topScores",
+)
+
+CACHEABLE_FIELDS = frozenset(
+    {("Query", "leaderboard")}
+    | {("Leaderboard", name) for name in _BOARD_FIELDS}
+    | {("ScoreConnection", "edges"), ("ScoreConnection", "pageInfo")}
+    | {("ScoreEdge", "cursor"), ("ScoreEdge", "node")}
+    | {("PageInfo", n) for n in ("hasNextPage", "hasPreviousPage", "startCursor", "endCursor")}
+    | {("Score", n) for n in ("score", "rank", "attainedAt", "sessionId", "metadata", "player")}
+    | {("Player", "id"), ("Player", "name")}
+)
+"""The fields (type, field) an answer from the cache may hold: each one's value is kept
+exact by the notices of its board's entries, its board's item, or its player's name.
+``__typename`` is allowed anywhere."""
+
+
+class _Finder(Visitor):
+    def __init__(self, type_info: TypeInfo) -> None:
+        super().__init__()
+        self.type_info = type_info
+        self.other = False
+
+    def enter_field(self, node: FieldNode, *_: Any) -> Any:
+        name = node.name.value
+        if name == "__typename":
+            return None
+        parent = self.type_info.get_parent_type()
+        if parent is None or (parent.name, name) not in CACHEABLE_FIELDS:
+            self.other = True
+            return BREAK
+        return None
+
+
+_CACHEABLE: OrderedDict[bytes, bool] = OrderedDict()
+"""Whether a document is cacheable, by a digest of its text (not the text: documents may be
+long)."""
+
+
+def cacheable(schema: GraphQLSchema, query: str, document: DocumentNode) -> bool:
+    """Whether every field the document selects (in any operation or fragment) is one a
+    cached answer may hold; remembered for the most recent documents (the service has one
+    schema)."""
+    digest = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    found = _CACHEABLE.get(digest)
+    if found is None:
+        type_info = TypeInfo(schema)
+        finder = _Finder(type_info)
+        visit(document, TypeInfoVisitor(type_info, finder))
+        found = not finder.other
+        _CACHEABLE[digest] = found
+        while len(_CACHEABLE) > VALIDATION_CACHE_SIZE:
+            _CACHEABLE.popitem(last=False)
+    else:
+        _CACHEABLE.move_to_end(digest)
+    return found
+
+
+def answer_key(
+    query: str, operation_name: str | None, variables: Mapping[str, Any] | None, role: Role
+) -> bytes | None:
+    """The cache key of an answer: 256 bits of BLAKE2b over the query text, the operation's
+    name, the variables (as canonical JSON) and the caller's role. None when the variables
+    have no canonical JSON form."""
+    try:
+        canonical = json.dumps(
+            [int(role), operation_name, dict(variables or {}), query],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+    except (TypeError, ValueError):
+        return None
+    return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+
+
+class CachedAnswers(SchemaExtension):
+    """Answers a cacheable query from the response cache, or runs it and stores its answer
+    when it read nothing but known dependencies and nothing changed them meanwhile."""
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        execution = self.execution_context
+        context = execution.context
+        cache = context.responses if isinstance(context, Context) else None
+        key = self._key() if cache is not None else None
+        if cache is None or key is None or not isinstance(context, Context):
+            yield
+            return
+        body = cache.get(key)
+        if body is not None:
+            execution.result = GraphQLExecutionResult(data=json.loads(body))
+            yield
+            return
+        started = cache.begin()
+        recorded = context.dependencies = Dependencies()
+        try:
+            yield
+        finally:
+            context.dependencies = None
+        _store(cache, key, execution.result, recorded, started)
+
+    def _key(self) -> bytes | None:
+        """The answer's key, when the operation is a query the cache may answer."""
+        execution = self.execution_context
+        context = execution.context
+        if (
+            not isinstance(context, Context)
+            or not context.cache_answers
+            or context.dependencies is not None  # another execution of the same request
+            or execution.result is not None
+            or execution.pre_execution_errors
+            or execution.query is None
+            or execution.graphql_document is None
+            or execution.operation_type is not OperationType.QUERY
+            or not cacheable(execution.schema._schema, execution.query, execution.graphql_document)
+        ):
+            return None
+        return answer_key(
+            execution.query, execution.operation_name, execution.variables, context.caller.role
+        )
+
+
+def _store(
+    cache: ResponseCache, key: bytes, result: object, recorded: Dependencies, started: int
+) -> None:
+    if not isinstance(result, GraphQLExecutionResult) or result.errors or result.data is None:
+        return
+    if not recorded.cacheable:
+        return
+    try:
+        body = json.dumps(result.data, separators=(",", ":"), ensure_ascii=False).encode()
+    except (TypeError, ValueError):
+        return
+    cache.put(key, body, recorded.found, started)
