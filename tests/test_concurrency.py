@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import pytest
 
@@ -15,9 +16,21 @@ from tests.conftest import Api
 from tests.scan import scan_items
 
 
+async def _play(api: Api, player: str, board: str, score: int) -> dict[str, Any]:
+    """One play, sent again while it is refused with SUBMISSION_CONFLICT (it lost its race
+    more than the service retries; nothing was recorded, and the answer asks for a retry), as
+    a game server does; five times at most. Three instances racing one player's fifty plays
+    make such refusals possible on a loaded machine; the totals must be exact all the same."""
+    for _ in range(5):
+        result = await api.submit(player, board, score)
+        if [e["code"] for e in result["errors"]] != ["SUBMISSION_CONFLICT"]:
+            break
+    return result
+
+
 async def _race(instances: list[Api], player: str, board: str, scores: list[int]) -> None:
     results = await asyncio.gather(
-        *(instances[i % len(instances)].submit(player, board, s) for i, s in enumerate(scores))
+        *(_play(instances[i % len(instances)], player, board, s) for i, s in enumerate(scores))
     )
     assert all(r["errors"] == [] for r in results), [r["errors"] for r in results if r["errors"]]
     assert len({r["session"]["id"] for r in results}) == len(scores)
