@@ -187,17 +187,20 @@ async def test_backend_down_fails_fast_and_recovers_by_itself(
     elapsed = time.monotonic() - started
     assert set(failures) == {"BACKEND_UNAVAILABLE"}
     assert api.http.app[BREAKER].state in ("open", "half-open")
-    # Once the circuit is open, requests fail at once instead of waiting for timeouts.
+    # Once the circuit is open, requests fail at once instead of waiting for timeouts (the
+    # request's 4 s deadline; well under it even on a loaded machine).
     quick = time.monotonic()
     status, body = await post('{ leaderboard(id: "b") { name } }')
-    assert time.monotonic() - quick < 0.5
+    assert time.monotonic() - quick < 2.0
     assert body["errors"][0]["extensions"]["code"] == "BACKEND_UNAVAILABLE"
     assert elapsed < 40
     health = await api.http.get("/healthz")
     assert health.status == 503
 
     local.start()  # same port, same data folder
-    deadline = time.monotonic() + 20
+    # A minute for a cold DynamoDB Local to answer in time on a loaded machine: what is
+    # checked is that the service recovers by itself, not how fast.
+    deadline = time.monotonic() + 60
     while True:
         status, body = await post(
             '{ player(id: "ann") { gamesPlayed sessions(first: 20) { edges { node { id } } } } }'
