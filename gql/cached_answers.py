@@ -8,9 +8,12 @@ caller's role (callers of one role see the same data; roles see different fields
 the resolvers recorded reading (resolvers/dependencies.py). An answer with an error, or one
 whose execution read anything else (a later page), is not stored.
 
-A hit skips execution: the answer's ``data`` comes from the cache; everything before
-execution (admission, the cost check, the anonymous caller's allowance) still runs, and
-``extensions`` are made for the request as usual (``dynamodbCalls`` is 0).
+A hit skips execution: the answer's ``data`` comes from the cache as the JSON bytes stored
+(:class:`EncodedData`), which :func:`encode_response` writes into the response as they are,
+neither decoded nor encoded again; everything before execution (admission, the cost check,
+the anonymous caller's allowance) still runs, and ``extensions`` are made for the request as
+usual (``dynamodbCalls`` is 0). A response is encoded the same way whether its data was run or
+stored, so an answer has the same bytes (and entity tag) from the cache as from execution.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from graphql import (
     BREAK,
@@ -40,7 +43,15 @@ from resolvers.context import Context, Role
 from resolvers.dependencies import Dependencies
 from resolvers.response_cache import ResponseCache
 
-__all__ = ["CACHEABLE_FIELDS", "CachedAnswers", "answer_key", "cacheable"]
+__all__ = [
+    "CACHEABLE_FIELDS",
+    "CachedAnswers",
+    "EncodedData",
+    "answer_key",
+    "cacheable",
+    "encode_json",
+    "encode_response",
+]
 
 _BOARD_FIELDS = (
     "id",
@@ -132,6 +143,37 @@ def answer_key(
     return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=32).digest()
 
 
+class EncodedData:
+    """A query's ``data`` already encoded as JSON: an answer from the response cache, which
+    only :func:`encode_response` writes (anything else encoding it fails loudly, never with
+    empty data)."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, encoded: bytes) -> None:
+        self.json = encoded
+
+
+def encode_json(value: object) -> bytes:
+    """Compact JSON, non-ASCII characters escaped (a string holding a lone surrogate, which
+    an error message may echo, stays encodable)."""
+    return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def encode_response(response: object) -> bytes:
+    """The JSON of a GraphQL response (or a batch of them); a response whose ``data`` is
+    :class:`EncodedData` has those bytes spliced in as they are, its other members encoded as
+    :func:`encode_json` would."""
+    if not isinstance(response, dict) or not isinstance(response.get("data"), EncodedData):
+        return encode_json(response)
+    parts = [b'{"data":', response["data"].json]
+    for name, member in response.items():
+        if name != "data":
+            parts += [b",", encode_json(name), b":", encode_json(member)]
+    parts.append(b"}")
+    return b"".join(parts)
+
+
 class CachedAnswers(SchemaExtension):
     """Answers a cacheable query from the response cache, or runs it and stores its answer
     when it read nothing but known dependencies and nothing changed them meanwhile."""
@@ -146,7 +188,9 @@ class CachedAnswers(SchemaExtension):
             return
         body = cache.get(key)
         if body is not None:
-            execution.result = GraphQLExecutionResult(data=json.loads(body))
+            # The stored bytes stand for the data until the response is encoded.
+            data = cast("dict[str, Any]", EncodedData(body))
+            execution.result = GraphQLExecutionResult(data=data)
             yield
             return
         started = cache.begin()
@@ -186,7 +230,7 @@ def _store(
     if not recorded.cacheable:
         return
     try:
-        body = json.dumps(result.data, separators=(",", ":"), ensure_ascii=False).encode()
+        body = encode_json(result.data)
     except (TypeError, ValueError):
         return
     cache.put(key, body, recorded.found, started)

@@ -17,6 +17,9 @@ its cost and the limit; so is one whose anonymous caller lacks the points in its
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +49,7 @@ from dynamo import budget
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.plays import MAX_TARGETS
 from gql.errors import coded
+from gql.validation import VALIDATION_CACHE_SIZE
 from resolvers.context import Context
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "CostLimit",
     "FieldCost",
     "document_cost",
+    "remembered_cost",
 ]
 
 MAX_COST = 1000
@@ -310,6 +315,47 @@ def _root(schema: GraphQLSchema, operation: OperationDefinitionNode) -> GraphQLO
     }[operation.operation]
 
 
+_COSTS: OrderedDict[bytes, int] = OrderedDict()
+"""The cost of the most recent operations, by a digest of the query text, the operation's
+name and the variables: clients send the same few operations with the same few variables."""
+
+
+def _cost_key(query: str, operation_name: str | None, variables: Mapping[str, Any]) -> bytes | None:
+    try:
+        canonical = json.dumps(
+            [operation_name, dict(variables), query],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+    except (TypeError, ValueError):
+        return None
+    return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def remembered_cost(
+    schema: GraphQLSchema,
+    query: str,
+    document: DocumentNode,
+    operation_name: str | None = None,
+    variables: Mapping[str, Any] | None = None,
+) -> int:
+    """:func:`document_cost`, remembered for the last :data:`VALIDATION_CACHE_SIZE` operations
+    (the service has one schema, and ``document`` is the parse of ``query``)."""
+    key = _cost_key(query, operation_name, variables or {})
+    if key is None:
+        return document_cost(schema, document, operation_name, variables)
+    cost = _COSTS.get(key)
+    if cost is None:
+        cost = _COSTS[key] = document_cost(schema, document, operation_name, variables)
+        while len(_COSTS) > VALIDATION_CACHE_SIZE:
+            _COSTS.popitem(last=False)
+    else:
+        _COSTS.move_to_end(key)
+    return cost
+
+
 def document_cost(
     schema: GraphQLSchema,
     document: DocumentNode,
@@ -346,8 +392,9 @@ class CostLimit(SchemaExtension):
     def _admit(self) -> GraphQLError | None:
         context = self.execution_context
         assert context.graphql_document is not None
-        self.cost = cost = document_cost(
+        self.cost = cost = remembered_cost(
             context.schema._schema,
+            context.query or "",
             context.graphql_document,
             context.operation_name,
             context.variables,

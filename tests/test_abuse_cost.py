@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from graphql import GraphQLObjectType, get_named_type, parse
 
-from gql.cost import FIELD_COSTS, MAX_COST, RANK, document_cost
+from gql.cost import FIELD_COSTS, MAX_COST, RANK, document_cost, remembered_cost
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import MAX_CHARACTERS, MAX_TOKENS
 from leaderboard.config import Limits, Settings
@@ -279,3 +279,20 @@ async def test_a_request_stops_at_its_cap_of_database_calls(settings: Settings) 
         assert (await api.gql('{ leaderboard(id: "b") { entryCount } }')) == {
             "leaderboard": {"entryCount": 10}
         }
+
+
+def test_a_remembered_cost_is_the_cost_of_those_variables() -> None:
+    query = (
+        'query Top($n: Int) { leaderboard(id: "b") '
+        "{ topScores(first: $n) { edges { node { rank } } } } }"
+    )
+    document = parse(query)
+    costs = [
+        remembered_cost(GRAPHQL_SCHEMA, query, document, None, {"n": n}) for n in (10, 100, 10)
+    ]
+    assert costs == [document_cost(GRAPHQL_SCHEMA, document, None, {"n": n}) for n in (10, 100, 10)]
+    assert costs[0] < costs[1]
+    # Another operation's name is another operation.
+    named = "query A { __typename } " + query.replace("query Top", "query B")
+    assert remembered_cost(GRAPHQL_SCHEMA, named, parse(named), "A", {}) == 0
+    assert remembered_cost(GRAPHQL_SCHEMA, named, parse(named), "B", {"n": 10}) == costs[0]

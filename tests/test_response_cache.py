@@ -5,6 +5,7 @@ costs no DynamoDB call and is never older than the notices its instance has hear
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
@@ -216,6 +217,10 @@ async def _read(api: Api, query: str = TOP, first: int = 3, **kw: Any) -> tuple[
     return body["data"], sum(api.calls.values())
 
 
+def _json(body: bytes) -> Any:
+    return json.loads(body)
+
+
 def _top(data: Any) -> list[tuple[str, int, int]]:
     edges = data["leaderboard"]["topScores"]["edges"]
     return [(e["node"]["player"]["id"], e["node"]["score"], e["node"]["rank"]) for e in edges]
@@ -248,6 +253,31 @@ async def test_a_top_page_asked_twice_reads_the_table_once(cached: Api) -> None:
     assert value(samples, "leaderboard_cache_hits_total") == 1
     assert value(samples, "leaderboard_cache_misses_total") == 2
     assert value(samples, "leaderboard_cache_bytes") == _responses(cached).bytes > 0
+
+
+async def test_a_cached_answer_has_the_bytes_and_tag_of_the_answer_it_stored(
+    cached: Api,
+) -> None:
+    await cached.create_board("b")
+    for player, name, score in [("zoe", "Zoë 🎮", 50), ("ann", "Ann", 40)]:
+        await cached.create_player(player, name)
+        assert (await cached.submit(player, "b", score))["errors"] == []
+    query = TOP.replace("query Top($first: Int)", "query Top").replace("$first", "2")
+    answers = []
+    for _ in range(2):
+        response = await cached.http.get("/graphql", params={"query": query})
+        assert response.status == 200
+        answers.append((await response.read(), response.headers["ETag"]))
+    assert answers[0] == answers[1]
+    samples = await scrape(cached.http)
+    assert value(samples, "leaderboard_cache_hits_total") == 1
+    body = answers[1][0]
+    assert body.isascii()  # non-ASCII characters are escaped, from the cache as from a run
+    names = [
+        e["node"]["player"]["name"]
+        for e in _json(body)["data"]["leaderboard"]["topScores"]["edges"]
+    ]
+    assert names == ["Zoë 🎮", "Ann"]
 
 
 async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> None:
