@@ -28,6 +28,27 @@ __all__ = ["Rank", "Score"]
 class Score:
     item: strawberry.Private[ScoreItem]
     window: strawberry.Private[WindowRanks | None] = None
+    # Plain values, copied from the item when the score is made: GraphQL reads them as
+    # attributes, without calling a resolver for each (a page has a hundred scores).
+    score: Long = strawberry.field(description="The score.", default=Long(0))
+    attained_at: datetime = strawberry.field(
+        description="When the score was attained.", default=datetime.min
+    )
+    session_id: strawberry.ID | None = strawberry.field(
+        description="The session that produced the score.", default=None
+    )
+    metadata: JSON | None = strawberry.field(
+        description="The metadata of the play that attained the entry (SubmitScoreInput."
+        "metadata), null when it had none. An INCREMENT total keeps its attaining play's.",
+        default=None,
+    )
+
+    def __post_init__(self) -> None:
+        item = self.item
+        self.score = Long(item.score)
+        self.attained_at = item.attained_at
+        self.session_id = strawberry.ID(item.session_id) if item.session_id else None
+        self.metadata = JSON(item.metadata) if item.metadata is not None else None
 
     @strawberry.field(description="The board.")
     async def leaderboard(
@@ -60,10 +81,6 @@ class Score:
             raise LookupError(f"player {self.item.player_id} of a score is missing")
         return Player.of(item)
 
-    @strawberry.field(description="The score.")
-    def score(self) -> Long:
-        return Long(self.item.score)
-
     @strawberry.field(
         description="The entry's standard competition rank on its board (see Rank.rank). In a "
         "list of a board's entries the ranks of the whole list are computed together.",
@@ -76,21 +93,6 @@ class Score:
             if held:
                 return rank
         return resolve_score_rank(info.context, self.item, self.window)
-
-    @strawberry.field(description="When the score was attained.")
-    def attained_at(self) -> datetime:
-        return self.item.attained_at
-
-    @strawberry.field(description="The session that produced the score.")
-    def session_id(self) -> strawberry.ID | None:
-        return strawberry.ID(self.item.session_id) if self.item.session_id else None
-
-    @strawberry.field(
-        description="The metadata of the play that attained the entry (SubmitScoreInput."
-        "metadata), null when it had none. An INCREMENT total keeps its attaining play's."
-    )
-    def metadata(self) -> JSON | None:
-        return JSON(self.item.metadata) if self.item.metadata is not None else None
 
     @classmethod
     def of(cls, item: ScoreItem) -> Score:

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import aioboto3
 from aiobotocore.config import AioConfig
+from aiobotocore.session import AioSession
 
 from dynamo.cursors import CursorCodec
 from dynamo.streams import TableStream
 from dynamo.table import Db
+from dynamo.wire import WireParserFactory
 from leaderboard.config import Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
@@ -35,8 +37,11 @@ LOCAL_CREDENTIALS = ("local", "local")
 def _aws() -> aioboto3.Session:
     """The process's one AWS session: every client is made from it, so that the service
     models it parses (DynamoDB's and the Streams' API, the endpoint rules) are parsed once per
-    process rather than once per client. Credentials and region are given per client."""
-    return aioboto3.Session()
+    process rather than once per client. Credentials and region are given per client. Its
+    clients read attribute values straight from the wire (dynamo/wire.py)."""
+    botocore_session = AioSession()
+    botocore_session.register_component("response_parser_factory", WireParserFactory())
+    return aioboto3.Session(botocore_session=botocore_session)
 
 
 _LOCK = ".lock"
