@@ -88,7 +88,7 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         Subject.SCORE: "score",
         Subject.SUBMISSION: "submissionId",
     }
-    with writing(ctx.responses, atomic=True) as written, naming(fields):
+    with writing(ctx.responses, ctx.broker.writes, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
         written.boards += [b.leaderboard_id for b in result.boards if b.improved]
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its

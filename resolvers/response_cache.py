@@ -28,6 +28,7 @@ from typing import Protocol
 from dynamo.errors import ErrorCode, LeaderboardError
 from rankindex.notices import Notice, NoticeKind
 from resolvers.dependencies import Dependency, PlayerName, affected
+from resolvers.local_writes import LocalWrites
 
 __all__ = [
     "ENTRY_OVERHEAD",
@@ -254,9 +255,11 @@ _UNCERTAIN = frozenset(
 
 
 @contextmanager
-def writing(cache: ResponseCache | None, *, atomic: bool) -> Iterator[Written]:
+def writing(cache: ResponseCache | None, writes: LocalWrites, *, atomic: bool) -> Iterator[Written]:
     """Around a write: once it has committed, evict what the caller says it changed (before
-    the mutation answers, so that the caller's next read sees its write). A write that fails
+    the mutation answers, so that the caller's next read sees its write), and record its
+    boards in ``writes`` (the reads of those boards that are kept are then consistent for a
+    few seconds: they show the write). A write that fails
     with an error saying it was refused changed nothing when it is ``atomic`` (one
     transaction); any other failure (cut off, the backend unavailable or the outcome
     unknown, part of several steps done) may have changed anything: the whole cache is
@@ -272,6 +275,8 @@ def writing(cache: ResponseCache | None, *, atomic: bool) -> Iterator[Written]:
         if cache is not None:
             cache.clear()
         raise
+    for board in dict.fromkeys(written.boards):
+        writes.wrote(board)
     if cache is not None:
         for board in dict.fromkeys(written.boards):
             cache.board_changed(board)
