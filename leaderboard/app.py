@@ -295,8 +295,9 @@ def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
 
 async def healthz(request: web.Request) -> web.Response:
     """200 once the table answers, 503 otherwise; with the rank index, how far behind it is,
-    and what this process's change feed reader has seen; the id of the process that answered
-    (one of several workers)."""
+    and what this process's change feed reader has seen; with a response cache, what it
+    holds and how it has done; the id of the process that answered (one of several
+    workers)."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -326,4 +327,7 @@ async def healthz(request: web.Request) -> web.Response:
     feed = request.app.get(FEED)
     if feed is not None:
         body["changeFeed"] = feed.status()
+    responses = request.app.get(RESPONSES)
+    if responses is not None:
+        body["responseCache"] = responses.status()
     return web.json_response(body)

@@ -106,6 +106,10 @@ class ResponseCache:
         self.clock = clock
         self.recorder: CacheRecorder = recorder or Unrecorded()
         self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+        """Answers that left the cache (changed, too old, or for room) since start-up."""
         self._stored: OrderedDict[bytes, _Stored] = OrderedDict()
         self._by_board: dict[str, set[bytes]] = {}
         self._by_player: dict[str, set[bytes]] = {}
@@ -128,9 +132,23 @@ class ResponseCache:
             stored = None
         self.recorder.cache_lookup(stored is not None)
         if stored is None:
+            self.misses += 1
             return None
+        self.hits += 1
         self._stored.move_to_end(key)
         return stored.body
+
+    def status(self) -> dict[str, int]:
+        """For /healthz: what the cache holds, its bound, and its lookups and evictions
+        since start-up."""
+        return {
+            "entries": len(self._stored),
+            "bytes": self.bytes,
+            "maxBytes": self.max_bytes,
+            "hits": self.hits,
+            "misses": self.misses,
+            "evictions": self.evictions,
+        }
 
     def begin(self) -> int:
         """The sequence number of a read starting now, for :meth:`put`."""
@@ -228,6 +246,7 @@ class ResponseCache:
                 if player is not None:
                     _discard(self._by_player, player, key)
         if keys:
+            self.evictions += len(keys)
             self.recorder.cache_evicted(len(keys))
             self.recorder.cache_bytes(self.bytes)
 

@@ -254,6 +254,37 @@ async def test_a_top_page_asked_twice_reads_the_table_once(cached: Api) -> None:
     assert value(samples, "leaderboard_cache_bytes") == _responses(cached).bytes > 0
 
 
+async def _health(api: Api) -> Any:
+    return await (await api.http.get("/healthz")).json()
+
+
+async def test_healthz_shows_what_the_cache_holds_and_has_done(cached: Api) -> None:
+    await _board(cached, {"ann": 50, "bob": 40})
+    await _read(cached)
+    await _read(cached)
+    await _read(cached, first=1)
+    shown = (await _health(cached))["responseCache"]
+    assert shown == {
+        "entries": 2,
+        "bytes": _responses(cached).bytes,
+        "maxBytes": 64 * MB,
+        "hits": 1,
+        "misses": 2,
+        "evictions": 0,
+    }
+    assert shown["bytes"] > 2 * ENTRY_OVERHEAD
+    await cached.create_player("cat")
+    assert (await cached.submit("cat", "b", 45))["improved"]  # evicts both pages
+    shown = (await _health(cached))["responseCache"]
+    assert (shown["entries"], shown["bytes"], shown["evictions"]) == (0, 0, 2)
+
+
+async def test_healthz_shows_no_cache_when_it_is_off(api: Api) -> None:
+    health = await _health(api)
+    assert health["status"] == "ok"
+    assert "responseCache" not in health
+
+
 async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> None:
     await _board(cached, {"ann": 50, "bob": 40})
     await _read(cached)
