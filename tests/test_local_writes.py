@@ -10,10 +10,23 @@ from typing import Any
 
 import pytest
 
+from gql.view import BROKER
 from leaderboard.config import Settings
+from rankindex.notices import Notice, NoticeKind
+from resolvers.broker import Broker
 from resolvers.local_writes import LocalWrites
 from tests.conftest import Api
-from tests.test_response_cache import FakeClock, Fleet, _board, _read, _top, two_instances
+from tests.test_response_cache import (
+    FakeClock,
+    Fleet,
+    _board,
+    _feed,
+    _read,
+    _top,
+    _until,
+    two_instances,
+)
+from tests.test_subscriptions import _next, _silent, _subscribed
 
 
 @pytest.fixture
@@ -38,6 +51,11 @@ def _recorded(api: Api, operation: str) -> Iterator[list[dict[str, Any]]]:
         yield seen
     finally:
         events.unregister(name, record)
+
+
+def _broker(api: Api) -> Broker:
+    broker: Broker = api.http.app[BROKER]
+    return broker
 
 
 def _consistent(calls: list[dict[str, Any]]) -> list[bool]:
@@ -98,3 +116,90 @@ async def test_a_cache_miss_read_after_a_local_write_is_consistent_and_others_ar
     with _recorded(b, "Query") as queries:
         await b.raw('{ leaderboard(id: "quiet") { topScores(first: 3) { edges { cursor } } } }')
     assert _consistent(queries) == [False]
+
+
+def _put(
+    player: str, version: int | None, after: int | None, kind: NoticeKind = NoticeKind.PUT
+) -> Notice:
+    return Notice(kind, "b", player, before=None, after=after, version=version)
+
+
+def test_the_feed_s_copy_of_a_local_play_is_handled_once_and_nothing_else_is() -> None:
+    clock = FakeClock()
+    writes = LocalWrites(window=5.0, clock=clock)
+    writes.played("b", "ann", 2, 50)
+    assert writes.recent("b")
+    # Another entry's notice, another board's, or one without a version: not the play's.
+    assert not writes.handled(_put("bob", 2, 50))
+    assert not writes.handled(Notice(NoticeKind.PUT, "c", "ann", after=50, version=2))
+    assert not writes.handled(Notice(NoticeKind.BOARD, "b"))
+    # An earlier change of the entry, arriving late: handled as usual, the play still known.
+    assert not writes.handled(_put("ann", 1, 40))
+    assert writes.handled(_put("ann", 2, 50))
+    assert not writes.handled(_put("ann", 2, 50))  # matched once only
+    assert writes.matched == 1
+    # A later change of the entry (here its guard erased) forgets the play: the next
+    # notice of that version is not its copy.
+    writes.played("b", "ann", 3, 60)
+    assert not writes.handled(_put("ann", 3, None, NoticeKind.ERASED))
+    assert not writes.handled(_put("ann", 3, 60))
+    # The same version with another rank value is another change.
+    writes.played("b", "ann", 1, 70)
+    assert not writes.handled(_put("ann", 1, 71))
+    assert not writes.handled(_put("ann", 1, 70))
+    # Past the window, the copy is handled as any notice (the reads are no longer
+    # consistent); a resync forgets every play.
+    writes.played("b", "ann", 4, 80)
+    clock.now = 5.0
+    assert not writes.handled(_put("ann", 4, 80))
+    writes.played("b", "ann", 5, 90)
+    writes.forget()
+    assert not writes.handled(_put("ann", 5, 90))
+
+
+async def test_a_play_wakes_the_writer_s_subscribers_once_and_the_other_s_through_the_feed(
+    fleet: Fleet,
+) -> None:
+    a, b = fleet.a, fleet.b
+    heard_by_a: list[Notice] = []
+    _feed(a).on_notice(heard_by_a.append)
+    await _board(a, {"ann": 50, "bob": 40})
+    await a.create_player("cat")
+    for player, score in (("ann", 50), ("bob", 40)):
+        await fleet.heard_of(player, score)
+    await _until(lambda: sum(n.kind is NoticeKind.PUT for n in heard_by_a) == 2)
+    start = [("ann", 50, 1), ("bob", 40, 2)]
+    async with _subscribed(a) as on_a, _subscribed(b) as on_b:
+        assert (await _next(on_a), await _next(on_b)) == (start, start)
+        a.reset_calls()
+        b.reset_calls()
+        matched = _broker(a).writes.matched
+        with _recorded(a, "Query") as queries:
+            assert (await a.submit("cat", "b", 45))["improved"]
+            after = [("ann", 50, 1), ("cat", 45, 2), ("bob", 40, 3)]
+            assert await _next(on_a) == after  # woken by A's commit, at once
+            assert await _next(on_b) == after  # woken by the feed
+            # The feed's copy of the play has reached A too, and woke nobody there.
+            await _until(lambda: any(n.player == "cat" for n in heard_by_a))
+            assert await _silent(on_a, 1.0)
+        assert _broker(a).writes.matched == matched + 1
+        # One shared read of the board's top on each instance, A's a consistent one.
+        assert (a.calls.get("Query"), b.calls.get("Query")) == (1, 1)
+        assert _consistent(queries) == [True]
+
+
+async def test_the_feed_s_copy_of_a_local_play_leaves_the_writer_s_cache_as_it_was(
+    fleet: Fleet,
+) -> None:
+    a = fleet.a
+    heard_by_a: list[Notice] = []
+    _feed(a).on_notice(heard_by_a.append)
+    await _board(a, {"ann": 50, "bob": 40})
+    await a.create_player("cat")
+    await _until(lambda: len(heard_by_a) == 3)  # the board's notice and both entries'
+    assert (await a.submit("cat", "b", 45))["improved"]
+    data, calls = await _read(a)  # the play evicted the page: read again, and stored
+    assert calls > 0
+    assert _top(data) == [("ann", 50, 1), ("cat", 45, 2), ("bob", 40, 3)]
+    await _until(lambda: any(n.player == "cat" for n in heard_by_a))
+    assert await _read(a) == (data, 0)
