@@ -117,6 +117,7 @@ class LocalWrites:
             and notice.version == change.version
             and notice.after == change.rank_value
             and self.clock() - change.at < self.window
+            and self.recent(notice.board)  # its reads are still consistent
         ):
             self.matched += 1
             return True

@@ -2,9 +2,10 @@
 
 An answer is stored with its dependencies (resolvers/dependencies.py) and evicted by the
 first notice that may change one of them: a notice from the change feed (another instance's
-write, or this one's as the table's stream reports it), or one this process makes itself
-when a write through it commits (:func:`writing`), before the mutation answers. A lost
-feed position clears everything (:meth:`ResponseCache.clear`).
+write, or this one's as the table's stream reports it, but for the copy of a play this
+process made: see resolvers/local_writes.py), or one this process makes itself when a write
+through it commits (:func:`writing`), before the mutation answers. A lost feed position
+clears everything (:meth:`ResponseCache.clear`).
 
 A read that overlaps a change must not be stored: :meth:`ResponseCache.begin` gives the
 execution a sequence number, and :meth:`ResponseCache.put` refuses the answer when a notice

@@ -155,6 +155,12 @@ def test_the_feed_s_copy_of_a_local_play_is_handled_once_and_nothing_else_is() -
     writes.played("b", "ann", 5, 90)
     writes.forget()
     assert not writes.handled(_put("ann", 5, 90))
+    # A board forgotten for room is read eventually consistent again: its plays' copies are
+    # handled as any notice.
+    small = LocalWrites(window=5.0, max_boards=1, clock=clock)
+    small.played("b", "ann", 1, 10)
+    small.wrote("c")
+    assert not small.handled(_put("ann", 1, 10))
 
 
 async def test_a_play_wakes_the_writer_s_subscribers_once_and_the_other_s_through_the_feed(
