@@ -45,6 +45,11 @@ class EntryChange:
         ``entryCount``): none stands, or an operator removed it."""
         return self.old is None or self.old.removed
 
+    @property
+    def version(self) -> int:
+        """The entry guard's version once the change is written."""
+        return (self.old.version if self.old else 0) + 1
+
 
 def entry_change(
     board: LeaderboardItem,
@@ -143,7 +148,7 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         return items
     sort = sort_values(board, change.entry)
     keys = SCORE.keys_of(change.entry, **sort)
-    guard = guard_for(board, change.entry, version=(change.old.version if change.old else 0) + 1)
+    guard = guard_for(board, change.entry, version=change.version)
     put_guard: dict[str, Any] = {"TableName": table, "Item": serialize(ENTRY_GUARD.item(guard))}
     if change.old is None:
         put_guard["ConditionExpression"] = "attribute_not_exists(pk)"

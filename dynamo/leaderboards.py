@@ -129,9 +129,13 @@ async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None
     return (await get_leaderboards(db, [leaderboard_id]))[0]
 
 
-async def get_leaderboards(db: Db, ids: Sequence[str]) -> list[LeaderboardItem | None]:
-    """AP9 batched: one result per id, in order, None where missing."""
-    return await get_items(db, LeaderboardItem, [LEADERBOARD.key(leaderboard_id=i) for i in ids])
+async def get_leaderboards(
+    db: Db, ids: Sequence[str], *, consistent: bool = False
+) -> list[LeaderboardItem | None]:
+    """AP9 batched: one result per id, in order, None where missing; ``consistent``: with
+    ConsistentRead."""
+    keys = [LEADERBOARD.key(leaderboard_id=i) for i in ids]
+    return await get_items(db, LeaderboardItem, keys, consistent=consistent)
 
 
 def reserved_id_message(leaderboard_id: str) -> str:

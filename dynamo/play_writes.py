@@ -203,6 +203,7 @@ async def _attempt(
                 board=c.board
                 if not c.first
                 else c.board.model_copy(update={"entry_count": c.board.entry_count + 1}),
+                version=c.version if c.changed else None,
             )
             for c in changes
         ],

@@ -49,6 +49,9 @@ class BoardResult:
     """Whether the play changed the entry."""
     board: LeaderboardItem | None
     """The board as this play left it; None when the result is replayed from a record."""
+    version: int | None = None
+    """The entry guard's version as this play left it, when the play changed the entry;
+    None when it did not, or when the result is replayed from a record."""
 
 
 @dataclass(frozen=True)

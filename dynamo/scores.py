@@ -89,10 +89,19 @@ def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
     return SCORE.sk.fill(player_id=entry.player_id, **sort_values(board, entry))
 
 
-async def top_scores(db: Db, leaderboard_id: str, first: int, after: str | None) -> Page[ScoreItem]:
-    """AP3: the board's SCORE# range read descending, best first."""
+async def top_scores(
+    db: Db, leaderboard_id: str, first: int, after: str | None, *, consistent: bool = False
+) -> Page[ScoreItem]:
+    """AP3: the board's SCORE# range read descending, best first; ``consistent``: with
+    ConsistentRead (it then shows every write that had committed when it began)."""
     return await range_page(
-        db, ScoreItem, SCORE.pk.fill(leaderboard_id=leaderboard_id), SCORE.sk.prefix, first, after
+        db,
+        ScoreItem,
+        SCORE.pk.fill(leaderboard_id=leaderboard_id),
+        SCORE.sk.prefix,
+        first,
+        after,
+        consistent=consistent,
     )
 
 

@@ -208,11 +208,19 @@ async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) ->
 
 
 async def get_items(
-    db: Db, model: type[M], keys: Sequence[Key], *, immutable: bool = False
+    db: Db,
+    model: type[M],
+    keys: Sequence[Key],
+    *,
+    immutable: bool = False,
+    consistent: bool = False,
 ) -> list[M | None]:
     """The items of ``keys`` as ``model``, one result per key, in order, None where missing
-    (through :func:`batch_get`, or :func:`batch_get_immutable` for items that never change)."""
-    found = await (batch_get_immutable(db, keys) if immutable else batch_get(db, keys))
+    (through :func:`batch_get`, or :func:`batch_get_immutable` for items that never change);
+    ``consistent``: read with ConsistentRead."""
+    found = await (
+        batch_get_immutable(db, keys) if immutable else batch_get(db, keys, consistent=consistent)
+    )
     return [parse(model, found[k]) if k in found else None for k in keys]
 
 
@@ -255,9 +263,11 @@ async def query_items(
     descending: bool = True,
     start: Mapping[str, str] | None = None,
     filter_expression: str | None = None,
+    consistent: bool = False,
 ) -> list[dict[str, Any]]:
     """Up to ``limit`` raw items of a key-condition Query, continuing past a 1 MB page (and,
-    with ``filter_expression``, past pages whose items it filtered out)."""
+    with ``filter_expression``, past pages whose items it filtered out); ``consistent``: with
+    ConsistentRead (not on a global secondary index)."""
     items: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {
         "TableName": db.table,
@@ -271,6 +281,8 @@ async def query_items(
         kwargs["ExclusiveStartKey"] = {k: {"S": v} for k, v in start.items()}
     if filter_expression is not None:
         kwargs["FilterExpression"] = filter_expression
+    if consistent:
+        kwargs["ConsistentRead"] = True
     while len(items) < limit:
         kwargs["Limit"] = limit - len(items)
         response = await db.client.query(**kwargs)
@@ -283,10 +295,17 @@ async def query_items(
 
 
 async def range_page(
-    db: Db, model: type[M], pk: str, prefix: str, first: int, after: str | None
+    db: Db,
+    model: type[M],
+    pk: str,
+    prefix: str,
+    first: int,
+    after: str | None,
+    *,
+    consistent: bool = False,
 ) -> Page[M]:
     """One page of the items of partition ``pk`` whose sort key begins with ``prefix``, read
-    descending (newest or best first)."""
+    descending (newest or best first); ``consistent``: with ConsistentRead."""
     return await query_page(
         db,
         model,
@@ -295,6 +314,7 @@ async def range_page(
         cursor_shape=CursorShape(exact={"pk": pk}, prefixes={"sk": prefix}),
         first=first,
         after=after,
+        consistent=consistent,
     )
 
 
@@ -310,6 +330,7 @@ async def query_page(
     index: str | None = None,
     descending: bool = True,
     filter_expression: str | None = None,
+    consistent: bool = False,
 ) -> Page[M]:
     """One page of a key-condition Query, reading one item more than asked to know if more follow.
 
@@ -326,6 +347,7 @@ async def query_page(
         descending=descending,
         start=start,
         filter_expression=filter_expression,
+        consistent=consistent,
     )
     shown = raw_items[:first]
     return Page(

@@ -232,9 +232,6 @@ def _rank_index(
             stack.push_async_callback(redis.aclose)
             reader = _closing(stack, feed_client(settings.redis_url or ""))
             feed = ChangeFeed(reader, settings.table)
-            responses = app.get(RESPONSES)
-            if responses is not None:
-                _invalidate(responses, feed)
             if metrics.change_feed is not None:
                 _measure_feed(feed, metrics.change_feed)
             stack.push_async_callback(_cancel, _follow_feed(app, feed, stop))
@@ -269,28 +266,36 @@ async def _cancel(task: asyncio.Task[None]) -> None:
 
 
 def _follow_feed(app: web.Application, feed: ChangeFeed, stop: asyncio.Event) -> asyncio.Task[None]:
-    """Start the change feed's reader: each notice wakes the subscribers of its board (a
-    player's notice wakes none: a push shows a player's name as read, and sends only when
-    the entries change); a lost place wakes every subscriber."""
+    """Start the change feed's reader: each notice evicts from the response cache what it
+    may change and wakes the subscribers of its board (a player's notice wakes none: a push
+    shows a player's name as read, and sends only when the entries change), but for the
+    copy of a play this process made, which did both when it committed; a lost place empties
+    the cache and wakes every subscriber."""
     broker = app[BROKER]
+    responses = app.get(RESPONSES)
 
-    def wake(notice: Notice) -> None:
+    def deliver(notice: Notice) -> None:
+        if broker.writes.handled(notice):
+            return
+        if responses is not None:
+            responses.notice(notice)
         if notice.board:
             broker.publish(notice.board)
 
-    feed.on_notice(wake)
-    feed.on_resync(broker.publish_all)
+    def resync() -> None:
+        broker.writes.forget()
+        if responses is not None:
+            responses.clear()
+        broker.publish_all()
+
+    feed.on_notice(deliver)
+    feed.on_resync(resync)
+    if responses is not None:
+        # While the reader is not connected (notices may be passing it by), nothing is
+        # served from the cache or stored in it.
+        responses.available = lambda: feed.connected
     app[FEED] = feed
     return asyncio.create_task(feed.run(stop))
-
-
-def _invalidate(responses: ResponseCache, feed: ChangeFeed) -> None:
-    """The change feed keeps the response cache exact: each notice evicts what it may
-    change, a lost place everything; while the reader is not connected (notices may be
-    passing it by) nothing is served from the cache or stored in it."""
-    feed.on_notice(responses.notice)
-    feed.on_resync(responses.clear)
-    responses.available = lambda: feed.connected
 
 
 def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
@@ -304,8 +309,9 @@ def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
 
 async def healthz(request: web.Request) -> web.Response:
     """200 once the table answers, 503 otherwise; with the rank index, how far behind it is,
-    and what this process's change feed reader has seen; the id of the process that answered
-    (one of several workers)."""
+    and what this process's change feed reader has seen; with a response cache, what it
+    holds and how it has done; the id of the process that answered (one of several
+    workers)."""
     db = request.app[DB]
     try:
         described = await db.client.describe_table(TableName=db.table)
@@ -335,4 +341,7 @@ async def healthz(request: web.Request) -> web.Response:
     feed = request.app.get(FEED)
     if feed is not None:
         body["changeFeed"] = feed.status()
+    responses = request.app.get(RESPONSES)
+    if responses is not None:
+        body["responseCache"] = responses.status()
     return web.json_response(body)

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from resolvers.local_writes import LocalWrites
+
 __all__ = ["Broker", "Listener"]
 
 T = TypeVar("T")
@@ -41,6 +43,9 @@ class Broker:
         self.shared_read_age = shared_read_age
         """Seconds a finished shared read still answers newcomers when no notice came since:
         what changes without a notice (a player's name) is at most that old on a first push."""
+        self.writes = LocalWrites()
+        """The boards this process wrote to lately (their subscribers' reads and the answers
+        the response cache stores are then read consistently)."""
         self._listeners: dict[str, set[Listener]] = {}
         self._generation: dict[str, int] = {}
         self._reads: dict[str, dict[Hashable, _Read]] = {}

@@ -110,6 +110,12 @@ class Context:
         if self.dependencies is not None:
             self.dependencies.add(dependency)
 
+    def consistent(self, board: str) -> bool:
+        """Whether this execution reads ``board`` (its item, its first page) with
+        ConsistentRead: when its answer may be stored in the response cache and this process
+        wrote to the board lately (the answer then shows those writes)."""
+        return self.dependencies is not None and self.broker.writes.recent(board)
+
     def uncacheable(self) -> None:
         """The answer being built reads something no dependency names: it is not cached."""
         if self.dependencies is not None:
@@ -117,11 +123,11 @@ class Context:
 
     def __post_init__(self) -> None:
         self.ranks = RankSource(self.db, self.rank_index)
-        self.loaders = Loaders.create(self.db, self.ranks)
+        self.loaders = Loaders.create(self.db, self.ranks, consistent=self.consistent)
 
     def renew_loaders(self) -> None:
         """Forget everything loaded so far."""
-        self.loaders = Loaders.create(self.db, self.ranks)
+        self.loaders = Loaders.create(self.db, self.ranks, consistent=self.consistent)
 
     def next_push(self) -> None:
         """A long-lived subscription is about to read for its next push: it forgets what it

@@ -63,7 +63,9 @@ async def resolve_top_scores(
     ``with_players``). A first page is a dependency of the answer; a later one is not one
     a cached answer may hold."""
     leaderboard_id = board.leaderboard_id
-    page = await page_of(partial(scores.top_scores, ctx.db, leaderboard_id), first, after)
+    consistent = after is None and ctx.consistent(leaderboard_id)
+    read = partial(scores.top_scores, ctx.db, leaderboard_id, consistent=consistent)
+    page = await page_of(read, first, after)
     if after is None:
         ctx.depends(first_page(board, page.items, page.has_next))
     else:
@@ -160,7 +162,10 @@ async def create_leaderboard(
         created_at=ctx.clock(),
     )
     check_new_board(board)
-    with writing(ctx.responses, atomic=True) as written, naming({Subject.LEADERBOARD: "id"}):
+    with (
+        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
+        naming({Subject.LEADERBOARD: "id"}),
+    ):
         await leaderboards.create_leaderboard(ctx.db, board)
         written.boards.append(board.leaderboard_id)
     ctx.loaders.leaderboard.prime(board.leaderboard_id, board)

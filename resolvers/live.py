@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 
 from dynamo import leaderboards, players, scores
@@ -28,11 +28,12 @@ class Top:
     players: list[PlayerItem | None]
 
 
-async def _read_top(db: Db, board_id: str, size: int) -> Top:
-    """The board (GetItem) and its top (Query) at once, then their players (BatchGetItem)."""
+async def _read_top(db: Db, board_id: str, size: int, *, consistent: bool) -> Top:
+    """The board (GetItem) and its top (Query) at once, then their players (BatchGetItem);
+    ``consistent``: the board and its top with ConsistentRead."""
     [board], page = await asyncio.gather(
-        leaderboards.get_leaderboards(db, [board_id]),
-        scores.top_scores(db, board_id, size, None),
+        leaderboards.get_leaderboards(db, [board_id], consistent=consistent),
+        scores.top_scores(db, board_id, size, None, consistent=consistent),
     )
     entries = page.items
     found = await players.get_players(db, [e.player_id for e in entries]) if entries else []
@@ -48,16 +49,20 @@ async def watch_top(
 
     The subscribers of a board that one notice wakes share one read of its top (see
     ``Broker.shared``); each primes its own loaders with what was read, so that a push's
-    ranks and players' names cost no further call."""
+    ranks and players' names cost no further call. Within a few seconds of a write to the
+    board through this process, that read is consistent: the push after the write shows
+    it."""
     size = page_size(first)
     board_id = clean_id(leaderboard_id, "leaderboardId")
-    db = ctx.db
+    db, writes = ctx.db, ctx.broker.writes
+
+    def read() -> Awaitable[Top]:
+        return _read_top(db, board_id, size, consistent=writes.recent(board_id))
+
     async with ctx.broker.listen(board_id) as changes:
         sent: list[tuple[str, int, str]] | None = None
         while True:
-            top = await ctx.broker.shared(
-                board_id, ("top", size), lambda: _read_top(db, board_id, size)
-            )
+            top = await ctx.broker.shared(board_id, ("top", size), read)
             if top.board is None:
                 raise FieldError(
                     ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard {board_id!r}", "leaderboardId"

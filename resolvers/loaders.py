@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -89,10 +90,16 @@ class PlayerByIdLoader(_Loader[str, PlayerItem]):
 
 
 class LeaderboardByIdLoader(_Loader[str, LeaderboardItem]):
-    """AP9: board metadata by id, one GetItem/BatchGetItem per tick."""
+    """AP9: board metadata by id, one GetItem/BatchGetItem per tick; with ConsistentRead
+    when ``consistent`` says so of any of the boards."""
+
+    def __init__(self, db: Db, consistent: Callable[[str], bool]) -> None:
+        super().__init__(db)
+        self.consistent = consistent
 
     async def fetch(self, keys: list[str]) -> list[LeaderboardItem | None]:
-        return await leaderboards.get_leaderboards(self.db, keys)
+        consistent = any(self.consistent(k) for k in keys)
+        return await leaderboards.get_leaderboards(self.db, keys, consistent=consistent)
 
 
 class SessionByKeyLoader(_Loader[tuple[str, str], SessionItem]):
@@ -185,10 +192,13 @@ class Loaders:
     rank: RankByPlayerBoardLoader
 
     @classmethod
-    def create(cls, db: Db, ranks: RankSource) -> Loaders:
-        """Fresh loaders bound to the running event loop; call once per request."""
+    def create(
+        cls, db: Db, ranks: RankSource, *, consistent: Callable[[str], bool] = lambda _: False
+    ) -> Loaders:
+        """Fresh loaders bound to the running event loop; call once per request.
+        ``consistent``: whether a board's item is read with ConsistentRead."""
         entry = EntryByPlayerBoardLoader(db)
-        leaderboard = LeaderboardByIdLoader(db)
+        leaderboard = LeaderboardByIdLoader(db, consistent)
         return cls(
             player=PlayerByIdLoader(db),
             leaderboard=leaderboard,

@@ -52,7 +52,7 @@ async def remove_entry(
     why = clean_reason(reason)
     actor = ctx.caller.actor or ""
     with (
-        writing(ctx.responses, atomic=True) as written,
+        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
         naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}),
     ):
         action = await moderation.remove_entry(
@@ -101,7 +101,10 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
     """Ban the player, taking its entries off every board (admin key); the boards'
     subscribers are told."""
     act = _on_player(ctx, player_id, reason)
-    with writing(ctx.responses, atomic=False) as written, naming({Subject.PLAYER: "playerId"}):
+    with (
+        writing(ctx.responses, ctx.broker.writes, atomic=False) as written,
+        naming({Subject.PLAYER: "playerId"}),
+    ):
         result = await bans.ban_player(ctx.db, **asdict(act))
         written.boards += result.boards
         written.players.append(act.player_id)
@@ -112,7 +115,10 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
 async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationItem:
     """Lift the player's ban (admin key)."""
     act = _on_player(ctx, player_id, reason)
-    with writing(ctx.responses, atomic=True) as written, naming({Subject.PLAYER: "playerId"}):
+    with (
+        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
+        naming({Subject.PLAYER: "playerId"}),
+    ):
         action = await bans.unban_player(ctx.db, **asdict(act))
         written.players.append(act.player_id)
     _changed(ctx, act.player_id, [])
@@ -122,7 +128,10 @@ async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationI
 async def erase_player(ctx: Context, player_id: str, reason: str | None) -> ErasureResult:
     """Erase the player's data (admin key), or as much as the request's budget allows."""
     act = _on_player(ctx, player_id, reason, erasure.ERASED_REASON)
-    with writing(ctx.responses, atomic=False) as written, naming({Subject.PLAYER: "playerId"}):
+    with (
+        writing(ctx.responses, ctx.broker.writes, atomic=False) as written,
+        naming({Subject.PLAYER: "playerId"}),
+    ):
         result = await erasure.erase_player(ctx.db, **asdict(act))
         written.boards += result.boards
         written.players.append(act.player_id)

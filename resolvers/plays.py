@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from dynamo import play_writes
 from dynamo.errors import ErrorCode, Subject
-from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, Play, PlayResult
+from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, BoardResult, Play, PlayResult
+from dynamo.scores import rank_value
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
 from resolvers.response_cache import writing
@@ -88,7 +89,7 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         Subject.SCORE: "score",
         Subject.SUBMISSION: "submissionId",
     }
-    with writing(ctx.responses, atomic=True) as written, naming(fields):
+    with writing(ctx.responses, ctx.broker.writes, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
         written.boards += [b.leaderboard_id for b in result.boards if b.improved]
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
@@ -103,5 +104,15 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
     loaders.session.prime((play.player_id, result.session.session_id), result.session)
     for board in result.boards:
         if board.improved and not result.duplicate:
+            _played(ctx, board, play.player_id)
             ctx.broker.publish(board.leaderboard_id)
     return result
+
+
+def _played(ctx: Context, result: BoardResult, player_id: str) -> None:
+    """Record the play's change of the entry, so that its copy from the change feed wakes
+    nobody a second time."""
+    board = result.board
+    if board is not None and result.version is not None:
+        value = int(rank_value(result.entry.score, board.score_width, board.sort_order))
+        ctx.broker.writes.played(result.leaderboard_id, player_id, result.version, value)

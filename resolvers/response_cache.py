@@ -2,9 +2,10 @@
 
 An answer is stored with its dependencies (resolvers/dependencies.py) and evicted by the
 first notice that may change one of them: a notice from the change feed (another instance's
-write, or this one's as the table's stream reports it), or one this process makes itself
-when a write through it commits (:func:`writing`), before the mutation answers. A lost
-feed position clears everything (:meth:`ResponseCache.clear`).
+write, or this one's as the table's stream reports it, but for the copy of a play this
+process made: see resolvers/local_writes.py), or one this process makes itself when a write
+through it commits (:func:`writing`), before the mutation answers. A lost feed position
+clears everything (:meth:`ResponseCache.clear`).
 
 A read that overlaps a change must not be stored: :meth:`ResponseCache.begin` gives the
 execution a sequence number, and :meth:`ResponseCache.put` refuses the answer when a notice
@@ -28,6 +29,7 @@ from typing import Protocol
 from dynamo.errors import ErrorCode, LeaderboardError
 from rankindex.notices import Notice, NoticeKind
 from resolvers.dependencies import Dependency, PlayerName, affected
+from resolvers.local_writes import LocalWrites
 
 __all__ = [
     "ENTRY_OVERHEAD",
@@ -105,6 +107,10 @@ class ResponseCache:
         self.clock = clock
         self.recorder: CacheRecorder = recorder or Unrecorded()
         self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+        """Answers that left the cache (changed, too old, or for room) since start-up."""
         self._stored: OrderedDict[bytes, _Stored] = OrderedDict()
         self._by_board: dict[str, set[bytes]] = {}
         self._by_player: dict[str, set[bytes]] = {}
@@ -127,9 +133,23 @@ class ResponseCache:
             stored = None
         self.recorder.cache_lookup(stored is not None)
         if stored is None:
+            self.misses += 1
             return None
+        self.hits += 1
         self._stored.move_to_end(key)
         return stored.body
+
+    def status(self) -> dict[str, int]:
+        """For /healthz: what the cache holds, its bound, and its lookups and evictions
+        since start-up."""
+        return {
+            "entries": len(self._stored),
+            "bytes": self.bytes,
+            "maxBytes": self.max_bytes,
+            "hits": self.hits,
+            "misses": self.misses,
+            "evictions": self.evictions,
+        }
 
     def begin(self) -> int:
         """The sequence number of a read starting now, for :meth:`put`."""
@@ -227,6 +247,7 @@ class ResponseCache:
                 if player is not None:
                     _discard(self._by_player, player, key)
         if keys:
+            self.evictions += len(keys)
             self.recorder.cache_evicted(len(keys))
             self.recorder.cache_bytes(self.bytes)
 
@@ -254,9 +275,11 @@ _UNCERTAIN = frozenset(
 
 
 @contextmanager
-def writing(cache: ResponseCache | None, *, atomic: bool) -> Iterator[Written]:
+def writing(cache: ResponseCache | None, writes: LocalWrites, *, atomic: bool) -> Iterator[Written]:
     """Around a write: once it has committed, evict what the caller says it changed (before
-    the mutation answers, so that the caller's next read sees its write). A write that fails
+    the mutation answers, so that the caller's next read sees its write), and record its
+    boards in ``writes`` (the reads of those boards that are kept are then consistent for a
+    few seconds: they show the write). A write that fails
     with an error saying it was refused changed nothing when it is ``atomic`` (one
     transaction); any other failure (cut off, the backend unavailable or the outcome
     unknown, part of several steps done) may have changed anything: the whole cache is
@@ -272,6 +295,8 @@ def writing(cache: ResponseCache | None, *, atomic: bool) -> Iterator[Written]:
         if cache is not None:
             cache.clear()
         raise
+    for board in dict.fromkeys(written.boards):
+        writes.wrote(board)
     if cache is not None:
         for board in dict.fromkeys(written.boards):
             cache.board_changed(board)

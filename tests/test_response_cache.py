@@ -9,6 +9,7 @@ import json
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +26,7 @@ from leaderboard.config import MB, Settings
 from rankindex.feed import ChangeFeed
 from rankindex.notices import Notice, NoticeKind
 from resolvers.dependencies import BoardRules, EntryCount, PlayerName, TopPage, affected
+from resolvers.local_writes import LocalWrites
 from resolvers.response_cache import ENTRY_OVERHEAD, ResponseCache, writing
 from tests.conftest import ADMIN_KEYS, Api, Indexed, _serve
 from tests.test_feed import _kill_feed_readers
@@ -155,34 +157,36 @@ def test_the_least_recently_used_answers_leave_for_room_and_old_ones_expire() ->
 
 
 def test_a_write_evicts_what_it_changed_and_a_failed_one_what_it_may_have() -> None:
-    cache = _cache()
+    cache, writes = _cache(), LocalWrites()
 
     def fill() -> None:
         cache.put(b"b", b"1", [BoardRules("b")], cache.begin())
         cache.put(b"c", b"2", [BoardRules("c")], cache.begin())
 
     fill()
-    with writing(cache, atomic=True) as written:
+    with writing(cache, writes, atomic=True) as written:
         written.boards.append("b")
     assert (cache.get(b"b"), cache.get(b"c")) == (None, b"2")
+    assert (writes.recent("b"), writes.recent("c")) == (True, False)
     fill()
     refused = LeaderboardError(ErrorCode.SCORE_OUT_OF_RANGE, "refused")
-    with pytest.raises(LeaderboardError), writing(cache, atomic=True):
+    with pytest.raises(LeaderboardError), writing(cache, writes, atomic=True):
         raise refused
     assert len(cache) == 2  # one transaction refused: nothing was written
     for code in (ErrorCode.OUTCOME_UNKNOWN, ErrorCode.BACKEND_UNAVAILABLE):
         fill()
-        with pytest.raises(LeaderboardError), writing(cache, atomic=True):
+        with pytest.raises(LeaderboardError), writing(cache, writes, atomic=True):
             raise LeaderboardError(code, "may or may not have been written")
         assert len(cache) == 0
     fill()
-    with pytest.raises(asyncio.CancelledError), writing(cache, atomic=True):
+    with pytest.raises(asyncio.CancelledError), writing(cache, writes, atomic=True):
         raise asyncio.CancelledError  # cut off by the request's deadline
     assert len(cache) == 0
     fill()
-    with pytest.raises(LeaderboardError), writing(cache, atomic=False):
+    with pytest.raises(LeaderboardError), writing(cache, writes, atomic=False):
         raise refused  # some steps of several may have been taken
     assert len(cache) == 0
+    assert len(writes) == 1  # only the write that committed is recorded
 
 
 # Through the app.
@@ -280,6 +284,37 @@ async def test_a_cached_answer_has_the_bytes_and_tag_of_the_answer_it_stored(
     assert names == ["Zoë 🎮", "Ann"]
 
 
+async def _health(api: Api) -> Any:
+    return await (await api.http.get("/healthz")).json()
+
+
+async def test_healthz_shows_what_the_cache_holds_and_has_done(cached: Api) -> None:
+    await _board(cached, {"ann": 50, "bob": 40})
+    await _read(cached)
+    await _read(cached)
+    await _read(cached, first=1)
+    shown = (await _health(cached))["responseCache"]
+    assert shown == {
+        "entries": 2,
+        "bytes": _responses(cached).bytes,
+        "maxBytes": 64 * MB,
+        "hits": 1,
+        "misses": 2,
+        "evictions": 0,
+    }
+    assert shown["bytes"] > 2 * ENTRY_OVERHEAD
+    await cached.create_player("cat")
+    assert (await cached.submit("cat", "b", 45))["improved"]  # evicts both pages
+    shown = (await _health(cached))["responseCache"]
+    assert (shown["entries"], shown["bytes"], shown["evictions"]) == (0, 0, 2)
+
+
+async def test_healthz_shows_no_cache_when_it_is_off(api: Api) -> None:
+    health = await _health(api)
+    assert health["status"] == "ok"
+    assert "responseCache" not in health
+
+
 async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> None:
     await _board(cached, {"ann": 50, "bob": 40})
     await _read(cached)
@@ -346,6 +381,14 @@ class Fleet:
 
 @pytest.fixture
 async def fleet(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
+    async with two_instances(settings, redis_url) as served:
+        yield served
+
+
+@asynccontextmanager
+async def two_instances(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
+    """Two instances on the settings' table and one Redis, each running a projector (the
+    lease lets one project) and a connected feed reader."""
     shared = replace(settings, redis_url=redis_url)
     redis = Redis.from_url(redis_url)
     try:
