@@ -46,6 +46,14 @@ class EntryChange:
         return self.old is None or self.old.removed
 
     @property
+    def previous_rank_value(self) -> int | None:
+        """The rank value of the entry standing before the play; None when none stood, or its
+        guard was written before guards carried their rank value."""
+        if self.first or self.old is None or not self.old.rank_value:
+            return None
+        return int(self.old.rank_value)
+
+    @property
     def version(self) -> int:
         """The entry guard's version once the change is written."""
         return (self.old.version if self.old else 0) + 1

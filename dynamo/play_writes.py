@@ -204,6 +204,8 @@ async def _attempt(
                 if not c.first
                 else c.board.model_copy(update={"entry_count": c.board.entry_count + 1}),
                 version=c.version if c.changed else None,
+                first=c.first,
+                previous_rank_value=c.previous_rank_value,
             )
             for c in changes
         ],

@@ -52,6 +52,10 @@ class BoardResult:
     version: int | None = None
     """The entry guard's version as this play left it, when the play changed the entry;
     None when it did not, or when the result is replayed from a record."""
+    first: bool = False
+    """Whether the play made the player's first entry on the board (none stood before)."""
+    previous_rank_value: int | None = None
+    """The rank value of the entry the play replaced, when one stood and its guard knew it."""
 
 
 @dataclass(frozen=True)

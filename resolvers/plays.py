@@ -8,9 +8,10 @@ from dynamo import play_writes
 from dynamo.errors import ErrorCode, Subject
 from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, BoardResult, Play, PlayResult
 from dynamo.scores import rank_value
+from rankindex.notices import Notice, NoticeKind
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
-from resolvers.response_cache import writing
+from resolvers.response_cache import Written, writing
 
 __all__ = ["PlayArguments", "clean_play", "submit_score"]
 
@@ -91,7 +92,9 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
     }
     with writing(ctx.responses, ctx.broker.writes, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
-        written.boards += [b.leaderboard_id for b in result.boards if b.improved]
+        for board in result.boards:
+            if board.improved:
+                _changed(written, board, play.player_id)
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders
@@ -107,6 +110,27 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
             _played(ctx, board, play.player_id)
             ctx.broker.publish(board.leaderboard_id)
     return result
+
+
+def _changed(written: Written, result: BoardResult, player_id: str) -> None:
+    """What the play changed on one board: exactly its entry, as the change feed's notice of
+    it will say (a page the entry does not reach stays cached), or, for a result replayed
+    from a record, anything of the board."""
+    board = result.board
+    if board is None or result.version is None:
+        written.boards.append(result.leaderboard_id)
+        return
+    written.changes.append(
+        Notice(
+            NoticeKind.PUT,
+            board=result.leaderboard_id,
+            player=player_id,
+            before=result.previous_rank_value,
+            after=int(rank_value(result.entry.score, board.score_width, board.sort_order)),
+            version=result.version,
+            fresh=result.first,
+        )
+    )
 
 
 def _played(ctx: Context, result: BoardResult, player_id: str) -> None:

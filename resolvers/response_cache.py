@@ -262,8 +262,11 @@ def _discard(index: dict[str, set[bytes]], name: str, key: bytes) -> None:
 
 @dataclass
 class Written:
-    """What a write through this process changed, once it has committed."""
+    """What a write through this process changed, once it has committed: entries whose
+    change is known exactly (the notice the change feed will carry, which evicts only what
+    it reaches), and boards and players of which anything may have changed."""
 
+    changes: list[Notice] = field(default_factory=list)
     boards: list[str] = field(default_factory=list)
     players: list[str] = field(default_factory=list)
 
@@ -295,9 +298,11 @@ def writing(cache: ResponseCache | None, writes: LocalWrites, *, atomic: bool) -
         if cache is not None:
             cache.clear()
         raise
-    for board in dict.fromkeys(written.boards):
+    for board in dict.fromkeys([*written.boards, *(c.board or "" for c in written.changes)]):
         writes.wrote(board)
     if cache is not None:
+        for change in written.changes:
+            cache.notice(change)
         for board in dict.fromkeys(written.boards):
             cache.board_changed(board)
         for player in dict.fromkeys(written.players):

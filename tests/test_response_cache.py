@@ -304,7 +304,15 @@ async def test_healthz_shows_what_the_cache_holds_and_has_done(cached: Api) -> N
     }
     assert shown["bytes"] > 2 * ENTRY_OVERHEAD
     await cached.create_player("cat")
-    assert (await cached.submit("cat", "b", 45))["improved"]  # evicts both pages
+    # Below the page of one, into the page of the whole board: one answer is evicted.
+    assert (await cached.submit("cat", "b", 45))["improved"]
+    shown = (await _health(cached))["responseCache"]
+    assert (shown["entries"], shown["bytes"], shown["evictions"]) == (
+        1,
+        _responses(cached).bytes,
+        1,
+    )
+    assert (await cached.submit("cat", "b", 60))["improved"]  # into the page of one
     shown = (await _health(cached))["responseCache"]
     assert (shown["entries"], shown["bytes"], shown["evictions"]) == (0, 0, 2)
 
@@ -323,6 +331,32 @@ async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> N
     data, calls = await _read(cached)
     assert calls > 0
     assert _top(data) == [("ann", 50, 1), ("dan", 45, 2), ("bob", 40, 3)]
+
+
+async def test_a_play_through_the_instance_evicts_only_the_pages_it_reaches(
+    cached: Api,
+) -> None:
+    await _board(cached, {"ann": 50, "bob": 40, "cat": 30, "dan": 20})
+    counted = TOP.replace("name topScores", "name entryCount topScores")
+    await _read(cached)
+    await _read(cached, counted)
+    # A better score of an entry below the full page: neither answer is evicted.
+    assert (await cached.submit("dan", "b", 25))["errors"] == []
+    assert (await _read(cached))[1] == 0
+    assert (await _read(cached, counted))[1] == 0
+    # A first entry below the page: the page stays, the count goes.
+    await cached.create_player("eve")
+    assert (await cached.submit("eve", "b", 5))["errors"] == []
+    assert (await _read(cached))[1] == 0
+    data, calls = await _read(cached, counted)
+    assert calls > 0
+    assert data["leaderboard"]["entryCount"] == 5
+    # Into the page: both are evicted, and the next reads show it.
+    assert (await cached.submit("eve", "b", 45))["errors"] == []
+    for query in (TOP, counted):
+        data, calls = await _read(cached, query)
+        assert calls > 0
+        assert _top(data) == [("ann", 50, 1), ("eve", 45, 2), ("bob", 40, 3)]
 
 
 async def test_a_private_field_is_never_served_to_another_role(cached: Api) -> None:
