@@ -100,34 +100,43 @@ class FloorCalls:
         return None
 
     async def profile_page(self, v: Variables) -> str | None:
-        """The player and its indexed ranks on every board; then its last sessions, its entry
-        on the main board, its entries (guards) and the boards of the others; then the main
-        entry's rank from the index."""
+        """The player and its indexed ranks on every board, together; then its last sessions
+        beside the chain of its main entry: the entry, then together the main board and the
+        other boards' entries (guards) and boards, then the main entry's rank from the
+        index."""
         player_id, board_ids, main = v["playerId"], v["leaderboardIds"], v["mainLeaderboardId"]
-        others = [b for b in board_ids if b != main]
         player, ranked = await asyncio.gather(
             raw_get(self.db, PLAYER.key(player_id=player_id)),
             self.index.ranks({b: [(player_id, None)] for b in board_ids}),
         )
         if player is None or ranked is None:
             return "NULL_RESULT"
-        _, best, _, board, _ = await asyncio.gather(
-            self._sessions(player_id),
-            self._best(player_id, main),
+        others = [b for b in board_ids if b != main]
+        _, ranked_main = await asyncio.gather(
+            self._sessions(player_id), self._main_rank(player_id, main, others)
+        )
+        return None if ranked_main else "NULL_RESULT"
+
+    async def _main_rank(self, player_id: str, main: str, others: list[str]) -> bool:
+        """The profile's main entry and its rank, the other boards' entries and boards read
+        beside the main board; whether the index ranked it."""
+        found = items_of(await self._best(player_id, main))
+        if not found:
+            return False
+        board, _, _ = await asyncio.gather(
+            raw_get(self.db, LEADERBOARD.key(leaderboard_id=main)),
             raw_batch_get(
                 self.db,
                 [ENTRY_GUARD.key(player_id=player_id, leaderboard_id=b) for b in others],
             ),
-            raw_get(self.db, LEADERBOARD.key(leaderboard_id=main)),
             raw_batch_get(self.db, [LEADERBOARD.key(leaderboard_id=b) for b in others]),
         )
-        found = items_of(best)
-        if not found or board is None:
-            return "NULL_RESULT"
+        if board is None:
+            return False
         entry, item = parse(ScoreItem, found[0]), parse(LeaderboardItem, board)
         value = rank_value(entry.score, item.score_width, item.sort_order)
         own = await self.index.ranks({main: [(player_id, value)]})
-        return None if own and own.get(main) else "NULL_RESULT"
+        return bool(own and own.get(main))
 
     async def around_me(self, v: Variables) -> str | None:
         """The board, the player's entry; the entries above and below it (two Queries
