@@ -44,8 +44,11 @@ from dynamo.sessions import SESSION
 from dynamo.table import GSI1, Db, parse, serialize
 from rankindex.index import RankIndex
 
-__all__ = ["AROUND", "FloorCalls", "FloorTarget", "Sender", "floor_sender"]
+__all__ = ["AROUND", "INDEX_BEHIND", "FloorCalls", "FloorTarget", "Sender", "floor_sender"]
 
+INDEX_BEHIND = "RANK_INDEX_BEHIND"
+"""The error code of raw calls whose rank read the index declined (its projector behind):
+the service would have counted in the table instead, which the floor does not model."""
 AROUND = 5
 """Entries above and below the player's own in AroundMe (the document's defaults)."""
 SESSIONS_PAGE = 10
@@ -109,7 +112,9 @@ class FloorCalls:
             raw_get(self.db, PLAYER.key(player_id=player_id)),
             self.index.ranks({b: [(player_id, None)] for b in board_ids}),
         )
-        if player is None or ranked is None:
+        if ranked is None:
+            return INDEX_BEHIND
+        if player is None:
             return "NULL_RESULT"
         others = [b for b in board_ids if b != main]
         _, ranked_main = await asyncio.gather(
@@ -167,6 +172,8 @@ class FloorCalls:
         board_id = v["leaderboardId"]
         found = await self.index.ranks({board_id: [(v["playerId"], None)]})
         answers = (found or {}).get(board_id)
+        if found is None:
+            return INDEX_BEHIND
         return None if answers and answers[0] is not None else "NULL_RESULT"
 
     async def submit_score(self, v: Variables) -> str | None:
@@ -190,7 +197,10 @@ class FloorCalls:
                 for board_id, e, b in asks
             )
         )
-        return None if len(ranked) == len(v["leaderboardIds"]) else "INCOMPLETE_PAYLOAD"
+        if any(r is None for r in ranked):
+            return INDEX_BEHIND
+        every = all(r and r.get(board_id) for r, (board_id, _, _) in zip(ranked, asks, strict=True))
+        return None if every and len(asks) == len(play.leaderboard_ids) else "INCOMPLETE_PAYLOAD"
 
     async def _sessions(self, player_id: str) -> Any:
         return await raw_query(
