@@ -234,6 +234,18 @@ def _setup_lines(result: FleetResult) -> list[str]:
     ]
 
 
+def _load_notes(result: FleetResult) -> list[str]:
+    """The range of the machine's load average over the levels (other work shares it)."""
+    loads = [x for _, level in _rows(result) for x in level.load_average]
+    if not loads:
+        return []
+    return [
+        f"The machine's 1-minute load average ranged from {min(loads):.1f} to {max(loads):.1f}"
+        f" over the levels ({result.machine.get('cpu_count', '?')} cores): every number here"
+        " is of a machine shared with that load."
+    ]
+
+
 def fleet_markdown(result: FleetResult) -> str:
     """The whole report."""
     s = result.settings
@@ -252,7 +264,9 @@ def fleet_markdown(result: FleetResult) -> str:
         " CPU cores (CPU seconds per second of window; the machine has"
         f" {result.machine.get('cpu_count', '?')}); *other* is the machine's busy time none of"
         " the benchmark's processes account for (other work on the machine). Load avg: the"
-        " machine's 1-minute load average at the start and at the end of the level.",
+        " machine's 1-minute load average at the start and at the end of the level. For the"
+        " raw calls, *load gen* includes the aioboto3 and Redis clients' own CPU (the part of"
+        " the floor a service would spend too).",
         "",
         "## Latency by kind: p50 / p99 ms (successful requests in the window; - for none)",
         "",
@@ -269,8 +283,8 @@ def fleet_markdown(result: FleetResult) -> str:
         "![Throughput and p99 per configuration](fleet.png)",
         "",
     ]
-    if result.notes:
-        lines += ["## Notes", "", *[f"- {note}" for note in result.notes], ""]
+    notes = [*_load_notes(result), *result.notes]
+    lines += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     lines.append(f"Total run time: {result.total_seconds:.1f} s.")
     return "\n".join(lines) + "\n"
 
