@@ -5,9 +5,12 @@
    size on a fresh DynamoDB Local;
 2. :mod:`bench.mixed`: the mixed workload (80% reads, 20% submissions) against
    ``leaderboard serve`` in its own process at 1, 8, 32 and 64 concurrent clients;
-3. :mod:`bench.attack`: the mixed workload at 8 clients alone, then while 4 anonymous attackers
+3. :mod:`bench.fleet`: the same workload at 8 and 32 clients as the raw calls the service makes
+   (the floor of the design), then against the service with 1 worker and with one worker per
+   core, its response cache off and on; and the top-100 page alone at one client;
+4. :mod:`bench.attack`: the mixed workload at 8 clients alone, then while 4 anonymous attackers
    send the costliest documents the limits admit;
-4. :mod:`bench.core.charts`: the PNG charts of the first two.
+5. :mod:`bench.core.charts`: the PNG charts of the first two (the fleet draws its own).
 
 Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
 request of the mixed workload failed (under attack too); the parts after a failed one still
@@ -26,6 +29,7 @@ from bench.access_patterns import cli as access_patterns
 from bench.attack import cli as attack
 from bench.core import charts
 from bench.core.report import log
+from bench.fleet import cli as fleet
 from bench.mixed import cli as mixed
 
 __all__ = ["main"]
@@ -34,7 +38,8 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
-        description="The whole benchmark: access patterns, mixed workload, under attack, charts.",
+        description="The whole benchmark: access patterns, mixed workload, against the floor, under"
+        " attack, charts.",
     )
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
     parser.add_argument(
@@ -45,13 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = ["--out", str(args.out)]
     patterns_args, mixed_args, attack_args = list(out), list(out), list(out)
+    fleet_args = list(out)
     if args.quick:
         patterns_args += ["--entries", "1000", "10000", "--requests", "30", "--op-seconds", "5"]
         mixed_args += ["--duration", "8", "--warmup", "2"]
+        fleet_args += ["--quick"]
         attack_args += ["--duration", "8", "--warmup", "2", "--prewarm", "3"]
     parts: list[tuple[str, Callable[[], int]]] = [
         ("access patterns", lambda: access_patterns.main(patterns_args)),
         ("mixed workload", lambda: mixed.main(mixed_args)),
+        ("against the floor", lambda: fleet.main(fleet_args)),
         ("under attack", lambda: attack.main(attack_args)),
         ("charts", lambda: charts.main(out)),
     ]

@@ -12,6 +12,7 @@ ENTRY_POINTS = (
     "bench",
     "bench.access_patterns",
     "bench.attack",
+    "bench.fleet",
     "bench.hotspots",
     "bench.mixed",
     "bench.moderation",

@@ -18,10 +18,11 @@ Boards up to :data:`SUBMIT_PATH_MAX` entries are loaded through ``submit_score``
 with BatchWriteItem, writing the very items the submission path writes.
 
 This module is the command line. The benchmark itself is in its package: ``run`` (the run),
-``operations``, ``raw_calls``, ``raw_submit`` and ``raw_dynamo`` (each operation and its raw
-counterpart), ``measure`` (an operation timed against its raw calls) and ``report``; and in
-:mod:`bench.core`: ``stack`` (the served app), ``workload``, ``items`` and ``loading`` (the
-board and how it is loaded), ``measure`` (percentiles) and ``report`` (the files written).
+``operations``, ``raw_calls`` and ``raw_submit`` (each operation and its raw counterpart),
+``measure`` (an operation timed against its raw calls) and ``report``; and in
+:mod:`bench.core`: ``raw_dynamo`` (the raw calls' aioboto3 helpers), ``stack`` (the served
+app), ``workload``, ``items`` and ``loading`` (the board and how it is loaded), ``measure``
+(percentiles) and ``report`` (the files written).
 """
 
 from __future__ import annotations

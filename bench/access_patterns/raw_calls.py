@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bench.access_patterns.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.access_patterns.raw_submit import raw_submit_score
+from bench.core.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.core.workload import TOP_N, Variables
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.access_patterns.raw_dynamo import raw_batch_get, raw_key
 from bench.core.items import guard_item, score_item, session_item
+from bench.core.raw_dynamo import raw_batch_get, raw_key
 from bench.core.workload import Variables
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.ids import new_session_id

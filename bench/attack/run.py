@@ -57,7 +57,7 @@ def _probe_all(stack: Stack, times: int) -> list[tuple[AttackDocument, ProbeStat
     probed: list[tuple[AttackDocument, ProbeStats]] = []
     for number, document in enumerate(attack_documents()):
         result: ProbeResult = probe(
-            stack.service.url,
+            stack.serving.url,
             name=document.name,
             cost=document.cost,
             body=document.body(),
@@ -127,7 +127,7 @@ def run(options: AttackOptions) -> AttackRunResult:
 
         def companions(start_at: float) -> list[Future[Any]]:
             plan = AttackPlan(
-                url=stack.service.url,
+                url=stack.serving.url,
                 attackers=options.attackers,
                 network=ATTACKER_NETWORK,
                 body=document.body(),

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +26,7 @@ from typing import Any
 from bench.core.procstat import children, cmdline
 from bench.core.stack import API_KEY, CREDENTIALS, CURSOR_SECRET, REGION
 from leaderboard.child_server import free_port, log_tail, terminate
+from leaderboard.metrics import MULTIPROCESS_DIR
 
 __all__ = [
     "READY_TIMEOUT_SECONDS",
@@ -75,13 +77,20 @@ def service_env(*, table: str, redis_url: str | None) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ServiceProcess:
-    """A running ``leaderboard serve``: its process id, GraphQL URL and log file."""
+    """A running ``leaderboard serve``: its process id (the master's, with workers), GraphQL
+    URL and log file."""
 
     pid: int
     url: str
     """``http://127.0.0.1:<port>/graphql``."""
     health_url: str
     log_path: Path
+    workers: int = 1
+
+    @property
+    def metrics_url(self) -> str:
+        """``http://127.0.0.1:<port>/metrics`` (a loopback caller may scrape it)."""
+        return self.health_url.removesuffix("/healthz") + "/metrics"
 
 
 def _health(url: str) -> tuple[int, Any]:
@@ -120,11 +129,14 @@ def service_process(
     redis_url: str | None,
     log_dir: Path,
     environment: Mapping[str, str] | None = None,
+    workers: int = 1,
 ) -> Iterator[ServiceProcess]:
-    """Run ``leaderboard serve`` on a free loopback port against ``table`` (which must exist)
-    at ``endpoint_url``, with ``environment`` added to :func:`service_env`'s (limits, say:
-    ``LEADERBOARD_LIMIT_<NAME>``); yield once ``/healthz`` answers 200 (and, with
-    ``redis_url``, the rank index is in sync)."""
+    """Run ``leaderboard serve`` with ``workers`` worker processes on a free loopback port
+    against ``table`` (which must exist) at ``endpoint_url``, with ``environment`` added to
+    :func:`service_env`'s (limits, say: ``LEADERBOARD_LIMIT_<NAME>``); yield once ``/healthz``
+    answers 200 (and, with ``redis_url``, the rank index is in sync) from every worker. With
+    several workers, their metrics are pooled in a fresh folder under ``log_dir``, so that a
+    scrape of ``/metrics`` reports them all."""
     port = free_port("127.0.0.1")
     log_path = log_dir / "service.log"
     command = [
@@ -138,12 +150,15 @@ def service_process(
         "127.0.0.1",
         "--port",
         str(port),
-        # The benchmarks measure one process, whatever the machine's cores.
+        # One process unless asked, whatever the machine's cores.
         "--workers",
-        "1",
+        str(workers),
     ]
     env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
+    if workers > 1:
+        env[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="metrics-", dir=log_dir)
     base = f"http://127.0.0.1:{port}"
+    ready: set[Any] = set()
     with _child(command, env, log_path) as process:
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while True:
@@ -153,14 +168,18 @@ def service_process(
                 )
             status, body = _health(f"{base}/healthz")
             if _ready(status, body, with_index=redis_url is not None):
-                break
+                ready.add(body.get("pid"))
+                if len(ready) >= workers:
+                    break
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"leaderboard serve was not ready within {READY_TIMEOUT_SECONDS:g} s"
                     f" (last /healthz: {status} {body}):\n{log_tail(log_path, 0)}"
                 )
             time.sleep(_POLL_SECONDS)
-        yield ServiceProcess(process.pid, f"{base}/graphql", f"{base}/healthz", log_path)
+        yield ServiceProcess(
+            process.pid, f"{base}/graphql", f"{base}/healthz", log_path, workers=workers
+        )
 
 
 @contextmanager

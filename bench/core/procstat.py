@@ -16,8 +16,10 @@ __all__ = [
     "children",
     "cmdline",
     "cpu_seconds",
+    "descendants",
     "machine_times",
     "memory_kib",
+    "tree_cpu_seconds",
 ]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -59,6 +61,32 @@ def children(pid: int) -> list[int]:
             continue
         found.update(int(p) for p in text.split())
     return sorted(found)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        try:
+            below = children(pending.pop())
+        except OSError:
+            continue
+        found.extend(below)
+        pending.extend(below)
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time so far of ``pid`` and of every process below it (a master and its workers),
+    added up; a process that ends while it is read counts for nothing."""
+    total = 0.0
+    for each in [pid, *descendants(pid)]:
+        try:
+            total += cpu_seconds(each)
+        except OSError:
+            continue
+    return total
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def run(options: Options) -> MixedResult:
             log(level_line(level))
             levels.append(level)
         peak = stack.peak_rss_mib()
-        log_bytes = stack.service.log_path.stat().st_size
+        log_bytes = stack.serving.log_path.stat().st_size
     return MixedResult(
         machine=stack.machine,
         settings=settings_of(options),

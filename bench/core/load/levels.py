@@ -16,12 +16,21 @@ from typing import Any
 
 from redis import Redis as SyncRedis
 
+from bench.core.load.cache_metrics import CacheCounts, cache_counts
+from bench.core.load.floor import FloorTarget
 from bench.core.load.hotspots import HotspotReport, finish_profile, profile_process
-from bench.core.load.loadgen import MIX, WorkerPlan, WorkerResult, run_worker
+from bench.core.load.loadgen import MIX, Mix, WorkerPlan, WorkerResult, run_worker
 from bench.core.load.options import Options
 from bench.core.load.stack import Pids, Stack, worker_plans
 from bench.core.measure import percentiles
-from bench.core.procstat import MachineTimes, cpu_seconds, machine_times, memory_kib
+from bench.core.processes import ServiceProcess
+from bench.core.procstat import (
+    MachineTimes,
+    cpu_seconds,
+    machine_times,
+    memory_kib,
+    tree_cpu_seconds,
+)
 
 __all__ = ["Companions", "KindStats", "LevelResult", "level_line", "measure_level"]
 
@@ -73,10 +82,33 @@ class LevelResult:
     generator_started_late_ms: float
     """How late the latest worker began after the common start (should be near 0)."""
     profiled: bool = False
+    cache_hits: float | None = None
+    """Queries the service answered from its response cache in the window (None: not read)."""
+    cache_misses: float | None = None
+    """Cacheable queries the service ran in the window (None: not read)."""
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        """Hits over cacheable lookups in the window; None without lookups or counts."""
+        if self.cache_hits is None or self.cache_misses is None:
+            return None
+        return CacheCounts(self.cache_hits, self.cache_misses).ratio
+
+    @property
+    def service_cpu_ms_per_request(self) -> float | None:
+        """The service's CPU time (every process of it) over the requests of the window;
+        None without a service or requests."""
+        cores = self.cpu_cores.get("service")
+        if cores is None or not self.requests:
+            return None
+        return cores * self.window_seconds / self.requests * 1000
 
 
 def _cpu_snapshot(pids: Pids, redis: SyncRedis | None) -> dict[str, float]:
-    snapshot = {"service": cpu_seconds(pids.service), "driver": time.process_time()}
+    snapshot = {"driver": time.process_time()}
+    if pids.service is not None:
+        # The master and every worker of the service.
+        snapshot["service"] = tree_cpu_seconds(pids.service)
     if pids.dynamodb_local is not None:
         snapshot["dynamodb_local"] = cpu_seconds(pids.dynamodb_local)
     if pids.rank_indexer is not None:
@@ -100,12 +132,23 @@ def measure_level(
     level: int,
     profile_to: Path | None = None,
     companions: Companions | None = None,
+    mix: Mix = MIX,
+    floor: FloorTarget | None = None,
 ) -> tuple[LevelResult, HotspotReport | None, list[Any]]:
-    """Run ``clients`` clients for the warm-up and the window and measure them; with
-    ``companions``, their tasks run beside the clients and their results are returned too."""
-    pool, pids, url = stack.pool, stack.pids, stack.service.url
+    """Run ``clients`` clients drawing from ``mix`` for the warm-up and the window and measure
+    them (with ``floor``, sending the raw calls rather than requests to the stack's service);
+    with ``companions``, their tasks run beside the clients and their results are returned
+    too."""
+    pool, pids, service = stack.pool, stack.pids, stack.service
     plans = worker_plans(
-        clients, options.generators, url=url, options=options, seeded=stack.seeded, level=level
+        clients,
+        options.generators,
+        url=service.url if service is not None else "",
+        options=options,
+        seeded=stack.seeded,
+        level=level,
+        mix=mix,
+        floor=floor,
     )
     futures = [pool.submit(run_worker, plan) for plan in plans]
     beside = list(companions(plans[0].start_at)) if companions is not None else []
@@ -114,18 +157,20 @@ def measure_level(
         load_start = os.getloadavg()[0]
         window_start = plans[0].start_at + options.warmup
         time.sleep(max(0.0, window_start - time.time()))
+        cache_before = _cache_counts(service)
         before, machine_before = _cpu_snapshot(pids, redis), machine_times()
         measured_from = time.perf_counter()
         rss_peak = 0
         window_end = window_start + options.duration
         recorder = None
-        if profile_to is not None:
+        if profile_to is not None and pids.service is not None:
             recorder = profile_process(pids.service, options.duration, profile_to)
         while time.time() < window_end:
-            rss_peak = max(rss_peak, memory_kib(pids.service).get("VmRSS", 0))
+            rss_peak = max(rss_peak, _rss_kib(pids.service))
             time.sleep(min(RSS_SAMPLE_SECONDS, max(0.0, window_end - time.time())))
         after, machine_after = _cpu_snapshot(pids, redis), machine_times()
         elapsed = time.perf_counter() - measured_from
+        cache_after = _cache_counts(service)
         results: list[WorkerResult] = [f.result() for f in futures]
         companion_results = [f.result() for f in beside]
         hotspots = None
@@ -134,7 +179,12 @@ def measure_level(
     finally:
         if redis is not None:
             redis.close()
-    memory = memory_kib(pids.service)
+    memory = memory_kib(pids.service) if pids.service is not None else {}
+    cache = (
+        cache_after.since(cache_before)
+        if cache_before is not None and cache_after is not None
+        else None
+    )
     return (
         _summarize(
             clients,
@@ -150,10 +200,26 @@ def measure_level(
             memory.get("VmHWM", 0),
             (load_start, os.getloadavg()[0]),
             profiled=profile_to is not None,
+            cache=cache,
         ),
         hotspots,
         companion_results,
     )
+
+
+def _rss_kib(pid: int | None) -> int:
+    return memory_kib(pid).get("VmRSS", 0) if pid is not None else 0
+
+
+def _cache_counts(service: ServiceProcess | None) -> CacheCounts | None:
+    """The service's response-cache counters now; None without a service or when its
+    metrics cannot be read."""
+    if service is None:
+        return None
+    try:
+        return cache_counts(service.metrics_url)
+    except (OSError, ValueError):
+        return None
 
 
 def _summarize(
@@ -171,6 +237,7 @@ def _summarize(
     load_average: tuple[float, float],
     *,
     profiled: bool,
+    cache: CacheCounts | None = None,
 ) -> LevelResult:
     window = options.duration
     kinds: list[KindStats] = []
@@ -178,7 +245,7 @@ def _summarize(
     errors: Counter[str] = Counter()
     samples: list[str] = []
     window_errors = sum(r.window_errors for r in results)
-    for name, _ in MIX:
+    for name, _ in plans[0].mix:
         latencies = [x for r in results for x in r.latencies.get(name, [])]
         kind_errors: Counter[str] = Counter()
         for r in results:
@@ -226,15 +293,22 @@ def _summarize(
         load_average=load_average,
         generator_started_late_ms=max(r.started_late for r in results) * 1000,
         profiled=profiled,
+        cache_hits=cache.hits if cache is not None else None,
+        cache_misses=cache.misses if cache is not None else None,
     )
 
 
 def level_line(level: LevelResult, label: str = "mixed") -> str:
     """A progress line summing up ``level``."""
     errors = sum(level.errors.values())
+    service = level.cpu_cores.get("service")
     return (
         f"[{label}] {level.clients:>2} clients: {level.throughput_rps:.0f} req/s,"
-        f" p50 {level.p50_ms:.1f} ms, p99 {level.p99_ms:.1f} ms, errors {errors},"
-        f" service {level.cpu_cores['service']:.2f} cores,"
-        f" RSS {level.service_rss_mib:.0f} MiB" + (" (profiled)" if level.profiled else "")
+        f" p50 {level.p50_ms:.1f} ms, p99 {level.p99_ms:.1f} ms, errors {errors}"
+        + (
+            f", service {service:.2f} cores, RSS {level.service_rss_mib:.0f} MiB"
+            if service is not None
+            else ""
+        )
+        + (" (profiled)" if level.profiled else "")
     )

@@ -7,6 +7,10 @@ the window; its kind is drawn from :data:`MIX` (80% reads, 20% submissions). Eve
 checked: an HTTP status other than 200, a GraphQL error, a payload error or a missing result
 counts as an error under its code, whenever it happens (warm-up included).
 
+With a floor target (:attr:`WorkerPlan.floor`) the same clients, drawing the same kinds and
+variables, send each request as the raw calls the service would make for it
+(:mod:`bench.core.load.floor`): the floor of the design, timed and recorded alike.
+
 :func:`run_worker` is the entry point of one worker process; it takes a picklable
 :class:`WorkerPlan` and returns a picklable :class:`WorkerResult`.
 """
@@ -18,19 +22,22 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
 from bench.core.documents import PLAYER_RANK, PLAYER_SESSIONS, example_operation
+from bench.core.load.floor import FloorTarget, floor_sender
 from bench.core.workload import BOARD_ID, GAMES, PROFILE_BOARDS, TOP_N
 
 __all__ = [
     "MIX",
     "REQUEST_TIMEOUT_SECONDS",
     "Kind",
+    "Mix",
     "WorkerPlan",
     "WorkerResult",
     "forwarded_address",
@@ -42,7 +49,10 @@ __all__ = [
 
 REQUEST_TIMEOUT_SECONDS = 30.0
 
-MIX: tuple[tuple[str, int], ...] = (
+Mix = tuple[tuple[str, int], ...]
+"""Request kinds (names of :func:`kinds`) and their weights."""
+
+MIX: Mix = (
     ("leaderboard page", 20),
     ("profile page", 20),
     ("around me", 15),
@@ -77,6 +87,11 @@ class WorkerPlan:
     network: int | None = None
     """With a number, each client claims an address of its own in ``10.<network>.0.0/16`` in
     X-Forwarded-For (see :func:`forwarded_address`), as clients behind a load balancer do."""
+    mix: Mix = MIX
+    """The kinds the clients draw from, with their weights."""
+    floor: FloorTarget | None = None
+    """With a target, each request is sent as the raw calls the service would make for it
+    (:mod:`bench.core.load.floor`) instead of to the service at ``url``."""
 
 
 def forwarded_address(network: int, client: int) -> str:
@@ -200,6 +215,12 @@ def kinds(plan: WorkerPlan) -> dict[str, Kind]:
     }
 
 
+Send = Callable[[Kind, random.Random, dict[str, str]], Awaitable[tuple[str | None, str]]]
+"""Sends one request of a kind (its variables drawn from the random generator, with the
+client's own headers); awaits to its error code (None when it succeeded) and a short
+description."""
+
+
 async def _send(
     http: aiohttp.ClientSession,
     plan: WorkerPlan,
@@ -243,11 +264,40 @@ def window_cpu_seconds(cpu: dict[str, float]) -> float:
     return cpu.get("end", time.process_time()) - cpu.get("start", 0.0)
 
 
+@asynccontextmanager
+async def _sender(plan: WorkerPlan) -> AsyncIterator[Send]:
+    """How this worker's clients send: over HTTP to the service, one pool of keep-alive
+    connections; or, with ``plan.floor``, as the raw calls on one DynamoDB and one Redis
+    client."""
+    if plan.floor is not None:
+        async with floor_sender(plan.floor) as raw:
+
+            async def send_raw(
+                kind: Kind, rng: random.Random, headers: dict[str, str]
+            ) -> tuple[str | None, str]:
+                code = await raw(kind.name, kind.variables(rng))
+                return code, "" if code is None else f"raw calls: {code}"
+
+            yield send_raw
+        return
+    connector = aiohttp.TCPConnector(limit=plan.clients, force_close=False)
+    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_SECONDS)
+    auth = {"Authorization": f"Bearer {plan.api_key}"}
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=auth) as http:
+
+        async def send_http(
+            kind: Kind, rng: random.Random, headers: dict[str, str]
+        ) -> tuple[str | None, str]:
+            return await _send(http, plan, kind, rng, headers)
+
+        yield send_http
+
+
 async def _run(plan: WorkerPlan) -> WorkerResult:
     result = WorkerResult()
     mix = kinds(plan)
-    names = [name for name, _ in MIX]
-    weights = [weight for _, weight in MIX]
+    names = [name for name, _ in plan.mix]
+    weights = [weight for _, weight in plan.mix]
     errors: dict[str, Counter[str]] = {name: Counter() for name in names}
     latencies: dict[str, list[float]] = {name: [] for name in names}
 
@@ -257,12 +307,9 @@ async def _run(plan: WorkerPlan) -> WorkerResult:
     window_start = begin + plan.warmup_seconds
     window_end = window_start + plan.duration_seconds
 
-    connector = aiohttp.TCPConnector(limit=plan.clients, force_close=False)
-    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_SECONDS)
-    headers = {"Authorization": f"Bearer {plan.api_key}"}
     cpu: dict[str, float] = {}
 
-    async def client(number: int, http: aiohttp.ClientSession) -> None:
+    async def client(number: int, send: Send) -> None:
         rng = random.Random(plan.seed * 1_000_003 + number)
         headers = (
             {"X-Forwarded-For": forwarded_address(plan.network, number)}
@@ -272,7 +319,7 @@ async def _run(plan: WorkerPlan) -> WorkerResult:
         while time.perf_counter() < window_end:
             kind = mix[rng.choices(names, weights)[0]]
             started = time.perf_counter()
-            code, detail = await _send(http, plan, kind, rng, headers)
+            code, detail = await send(kind, rng, headers)
             done = time.perf_counter()
             inside = window_start <= done < window_end
             if code is not None:
@@ -283,10 +330,10 @@ async def _run(plan: WorkerPlan) -> WorkerResult:
             elif inside:
                 latencies[kind.name].append((done - started) * 1000)
 
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as http:
+    async with _sender(plan) as send:
         await asyncio.gather(
             mark_window(window_start, window_end, cpu),
-            *(client(plan.first_client + i, http) for i in range(plan.clients)),
+            *(client(plan.first_client + i, send) for i in range(plan.clients)),
         )
     result.latencies = latencies
     result.errors = {name: dict(c) for name, c in errors.items() if c}

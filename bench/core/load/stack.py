@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.core.load.loadgen import WorkerPlan, run_worker
+from bench.core.load.floor import FloorTarget
+from bench.core.load.loadgen import MIX, Mix, WorkerPlan, run_worker
 from bench.core.load.options import PREWARM_CLIENTS, Options
 from bench.core.load.seeding import Seeded, create_table_at, seed
 from bench.core.processes import ServiceProcess, dynamodb_local_pid, rank_indexer, service_process
@@ -31,24 +32,42 @@ from leaderboard.config import default_cache_dir
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from leaderboard.embedded_redis import EmbeddedRedis
 
-__all__ = ["Pids", "Stack", "running_stack", "worker_plans"]
+__all__ = [
+    "Backends",
+    "Pids",
+    "Stack",
+    "prewarm",
+    "running_backends",
+    "running_stack",
+    "worker_plans",
+]
 
 
 @dataclass(frozen=True)
 class Pids:
     """The processes whose CPU a level measures, and the Redis whose CPU it asks for."""
 
-    service: int
+    service: int | None
+    """The service's process (its master, with workers); None when no service is measured."""
     dynamodb_local: int | None
     rank_indexer: int | None
     redis_url: str | None
 
 
 def worker_plans(
-    clients: int, generators: int, *, url: str, options: Options, seeded: Seeded, level: int
+    clients: int,
+    generators: int,
+    *,
+    url: str,
+    options: Options,
+    seeded: Seeded,
+    level: int,
+    mix: Mix = MIX,
+    floor: FloorTarget | None = None,
 ) -> list[WorkerPlan]:
     """``clients`` split as evenly as may be over at most ``generators`` load-generator
-    processes, all starting one second from now."""
+    processes, all starting one second from now, drawing from ``mix``; with ``floor``, they
+    send the raw calls instead of requests to ``url``."""
     workers = max(1, min(generators, clients))
     shares = [clients // workers + (1 if i < clients % workers else 0) for i in range(workers)]
     players = [p.player_id for p in seeded.players]
@@ -71,14 +90,24 @@ def worker_plans(
                 profile_players=profiled,
                 top_score=max(1, options.entries // 3),
                 network=options.network,
+                mix=mix,
+                floor=floor,
             )
         )
         first += share
     return plans
 
 
-def _prewarm(pool: Executor, *, url: str, options: Options, seeded: Seeded) -> int:
-    """Unrecorded load before the first level; the number of failed requests."""
+def prewarm(
+    pool: Executor,
+    *,
+    url: str,
+    options: Options,
+    seeded: Seeded,
+    floor: FloorTarget | None = None,
+) -> int:
+    """Unrecorded load (``options.prewarm`` seconds at PREWARM_CLIENTS clients); the number
+    of failed requests."""
     if options.prewarm <= 0:
         return 0
     plans = worker_plans(
@@ -88,6 +117,7 @@ def _prewarm(pool: Executor, *, url: str, options: Options, seeded: Seeded) -> i
         options=replace(options, warmup=options.prewarm, duration=0.01),
         seeded=seeded,
         level=-1,
+        floor=floor,
     )
     results = [f.result() for f in [pool.submit(run_worker, plan) for plan in plans]]
     return sum(sum(codes.values()) for r in results for codes in r.errors.values())
@@ -100,29 +130,63 @@ def _ready() -> bool:
 
 @dataclass
 class Stack:
-    """Everything a level runs against: the service, the processes measured, the loaded
-    players, the pool of load-generator processes, and notes for the report."""
+    """Everything a level runs against: the service (None when the level sends the raw calls
+    only), the processes measured, the loaded players, the pool of load-generator processes,
+    and notes for the report."""
 
-    service: ServiceProcess
+    service: ServiceProcess | None
     pids: Pids
     seeded: Seeded
     machine: dict[str, Any]
     pool: Executor
     notes: list[str]
 
+    @property
+    def serving(self) -> ServiceProcess:
+        """The service (a stack without one has none to give)."""
+        if self.service is None:
+            raise RuntimeError("this stack runs no service")
+        return self.service
+
     def peak_rss_mib(self) -> float:
         """The service's VmHWM so far."""
-        return memory_kib(self.service.pid).get("VmHWM", 0) / 1024
+        return memory_kib(self.serving.pid).get("VmHWM", 0) / 1024
+
+
+@dataclass
+class Backends:
+    """What the service runs on, started once: DynamoDB Local and its loaded table (and, with
+    the rank index, Redis and the projector), the pool of load-generator processes, the
+    folder of the processes' logs, and notes for the report."""
+
+    endpoint_url: str
+    table: str
+    redis_url: str | None
+    pids: Pids
+    """The processes measured, without a service (``service`` is None)."""
+    seeded: Seeded
+    machine: dict[str, Any]
+    pool: Executor
+    logs: Path
+    notes: list[str]
+
+    def floor(self) -> FloorTarget:
+        """Where the raw calls go (the rank index must be on)."""
+        if self.redis_url is None:
+            raise RuntimeError("the raw calls read ranks from the rank index: run with Redis")
+        return FloorTarget(self.endpoint_url, self.table, self.redis_url)
+
+    def with_service(self, service: ServiceProcess | None) -> Stack:
+        """A stack of these backends and ``service`` (None: the raw calls only)."""
+        pids = replace(self.pids, service=service.pid if service is not None else None)
+        return Stack(service, pids, self.seeded, self.machine, self.pool, self.notes)
 
 
 @contextmanager
-def running_stack(
-    options: Options, *, workers: int, environment: Mapping[str, str] | None = None
-) -> Iterator[Stack]:
-    """A fresh DynamoDB Local (and, with the rank index, redis-server and the projector), the
-    boards loaded, ``leaderboard serve`` running with ``environment`` added to its own, and a
-    pool of ``workers`` load-generator processes, pre-warmed with ``options.prewarm``
-    seconds of load; all stopped on leaving."""
+def running_backends(options: Options, *, workers: int) -> Iterator[Backends]:
+    """A fresh DynamoDB Local (and, with the rank index, redis-server and the projector),
+    the boards loaded, and a pool of ``workers`` load-generator processes, started; all
+    stopped on leaving."""
     rng = random.Random(options.seed)
     table = f"mixed-{uuid.uuid4().hex[:8]}"
     notes: list[str] = []
@@ -142,17 +206,7 @@ def running_stack(
                 rank_indexer(local.endpoint_url, table=table, redis_url=redis_url, log_dir=logs)
             )
         seeded = asyncio.run(seed(local.endpoint_url, table, options.entries, redis_url, rng))
-        service = stack.enter_context(
-            service_process(
-                local.endpoint_url,
-                table=table,
-                redis_url=redis_url,
-                log_dir=logs,
-                environment=environment,
-            )
-        )
-        log(f"[mixed] service pid {service.pid} at {service.url}")
-        pids = Pids(service.pid, dynamodb_local_pid(), indexer_pid, redis_url)
+        pids = Pids(None, dynamodb_local_pid(), indexer_pid, redis_url)
         if pids.dynamodb_local is None:
             notes.append("DynamoDB Local's process was not found: its CPU is not reported.")
         pool = stack.enter_context(
@@ -160,7 +214,33 @@ def running_stack(
         )
         for done in [pool.submit(_ready) for _ in range(workers)]:
             done.result()
-        failed = _prewarm(pool, url=service.url, options=options, seeded=seeded)
+        yield Backends(
+            local.endpoint_url, table, redis_url, pids, seeded, machine, pool, logs, notes
+        )
+
+
+@contextmanager
+def running_stack(
+    options: Options, *, workers: int, environment: Mapping[str, str] | None = None
+) -> Iterator[Stack]:
+    """A fresh DynamoDB Local (and, with the rank index, redis-server and the projector), the
+    boards loaded, ``leaderboard serve`` running with ``environment`` added to its own, and a
+    pool of ``workers`` load-generator processes, pre-warmed with ``options.prewarm``
+    seconds of load; all stopped on leaving."""
+    with (
+        running_backends(options, workers=workers) as backends,
+        service_process(
+            backends.endpoint_url,
+            table=backends.table,
+            redis_url=backends.redis_url,
+            log_dir=backends.logs,
+            environment=environment,
+        ) as service,
+    ):
+        log(f"[mixed] service pid {service.pid} at {service.url}")
+        failed = prewarm(backends.pool, url=service.url, options=options, seeded=backends.seeded)
         if failed:
-            notes.append(f"{failed} request(s) failed during the unrecorded pre-warm load.")
-        yield Stack(service, pids, seeded, machine, pool, notes)
+            backends.notes.append(
+                f"{failed} request(s) failed during the unrecorded pre-warm load."
+            )
+        yield backends.with_service(service)
