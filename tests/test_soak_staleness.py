@@ -1,0 +1,83 @@
+"""The soak's staleness judgement over synthetic probes and answers: what it measures, and
+that it catches a subscriber or a cached answer that stayed stale past the bound."""
+
+from __future__ import annotations
+
+from soak.staleness import Kind, Observation, Probe, judge
+
+BOUND = 2.0
+
+
+def _read(observer: str, began: float, top: int | None, *, instance: str = "a") -> Observation:
+    return Observation(Kind.READ, instance, observer, "b", began, began + 0.05, top)
+
+
+def _push(observer: str, at: float, top: int, *, instance: str = "a") -> Observation:
+    return Observation(Kind.PUSH, instance, observer, "b", at, at, top)
+
+
+PROBES = [Probe("b", 1000, acked_at=10.0), Probe("b", 1001, acked_at=12.0)]
+
+
+def test_answers_that_show_each_probe_within_the_bound_pass_with_their_delays() -> None:
+    seen = [
+        _read("r", 9.0, 5),  # before any probe: shows the workload's best
+        _read("r", 9.9, 1000),  # began before the acknowledgement arrived: no delay
+        _read("r", 11.0, 1000),
+        _read("r", 12.3, 1000),
+        _read("r", 12.5, 1001),
+        _push("s", 10.4, 1000),
+        _push("s", 13.0, 1001),
+    ]
+    result = judge(PROBES, seen, bound=BOUND)
+    assert result.failures == []
+    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [0.0, 0.5]
+    assert [round(d, 3) for d in result.delays[(Kind.PUSH, "a")]] == [0.4, 1.0]
+    document = result.document()
+    assert document["failures"] == 0
+    reads = next(r for r in document["by_instance"] if r["kind"] == "cached read")
+    assert (reads["observers"], reads["observations"], reads["reflections"]) == (1, 5, 2)
+    assert (reads["max_ms"], reads["p50_ms"]) == (500.0, 250.0)
+
+
+def test_a_cached_answer_older_than_the_bound_is_a_failure() -> None:
+    seen = [_read("r", 10.1, 5), _read("r", 11.0, 5), _read("r", 12.5, 5), _read("r", 12.6, 1001)]
+    result = judge(PROBES, seen, bound=BOUND)
+    assert result.failures == [
+        "cached read r on a, board b: probe 1000 shown after 2600 ms (bound 2 s)",
+        "cached read r on a, board b: an answer begun 2.50 s after probe 1000 was acknowledged"
+        " shows top score 5",
+    ]
+    assert not result.ok
+
+
+def test_a_stale_answer_after_a_fresh_one_is_a_failure() -> None:
+    """One worker of an instance serves the new page, another still its old cached one."""
+    seen = [_read("r", 10.2, 1000), _read("r", 10.3, 5), _read("r", 12.1, 5)]
+    result = judge(PROBES[:1], seen, bound=BOUND)
+    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [0.2]
+    assert result.failures == [
+        "cached read r on a, board b: an answer begun 2.10 s after probe 1000 was acknowledged"
+        " shows top score 5"
+    ]
+
+
+def test_a_subscriber_that_never_shows_a_probe_is_a_failure_while_the_others_pass() -> None:
+    seen = [
+        _push("s1", 10.3, 1000),
+        _push("s1", 12.2, 1001),
+        _push("s2", 10.3, 1000, instance="b"),
+    ]
+    result = judge(PROBES, seen, bound=BOUND)
+    assert result.failures == [
+        "subscriber s2 on b, board b: probe 1001 shown never (bound 2 s)",
+    ]
+    rows = {r["instance"]: r for r in result.document()["by_instance"]}
+    assert [rows["a"]["reflections"], rows["b"]["reflections"]] == [2, 1]
+
+
+def test_probes_of_another_board_are_not_expected_of_its_observers() -> None:
+    other = [Probe("other", 2000, acked_at=10.0)]
+    result = judge(other, [_read("r", 13.0, 5)], bound=BOUND)
+    assert result.ok
+    assert result.delays[(Kind.READ, "a")] == []
