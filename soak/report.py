@@ -182,8 +182,8 @@ def _instance_lines(result: SoakResult) -> list[str]:
         return []
     lines = [
         "",
-        "| instance | processes | cache hits | cache misses | hit ratio | feed notices"
-        " | feed resyncs |",
+        "| instance | processes | cache hits | cache misses | hit ratio"
+        " | feed notices (all workers) | feed resyncs |",
         "|---|---|--:|--:|--:|--:|--:|",
     ]
     for i in result.instances:

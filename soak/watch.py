@@ -4,11 +4,11 @@
   any before it on :data:`WATCHED` (the busy ``hot-best`` board and a board only probes play
   on), by a few dedicated players that nothing moderates; each acknowledged probe goes into
   the ledger like any play.
-- Subscribers: WebSockets on each instance (several connections, so that an instance's
-  workers share them), each subscribed to ``leaderboardChanged`` of every watched board; each
-  push is an observation.
+- Subscribers: WebSockets on each instance (several connections, which any of the
+  instance's workers may accept), each subscribed to ``leaderboardChanged`` of every watched
+  board; each push is an observation.
 - Cached readers: on each instance, loops reading the cacheable top page of the watched
-  boards, each read on a new connection (so that every worker of the instance answers some);
+  boards, each read on a new connection (which any worker of the instance may accept);
   each answer is an observation.
 
 :func:`soak.staleness.judge` then tells how long each probe took to show everywhere.

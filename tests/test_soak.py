@@ -43,13 +43,13 @@ FLEET = replace(
     clients=6,
     fleet=True,
     workers=2,
-    watch=WatchConfig(bound=10.0, probe_every=0.5, sockets_per_instance=2, readers_per_instance=2),
+    watch=WatchConfig(bound=15.0, probe_every=0.5, sockets_per_instance=2, readers_per_instance=2),
 )
 """Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
 caches and subscriptions on, as in ``make soak`` but shorter and smaller. The staleness bound
-is wider than ``make soak``'s, for a machine shared with other test runs, and still a third of
-the response cache's own limit on an answer's age (30 s): a cached page that a change's
-notice failed to evict, or a subscriber that missed a change, fails it."""
+is wider than ``make soak``'s, for a machine shared with other test runs, and still half the
+response cache's own limit on an answer's age (30 s): a cached page that no notice evicted
+fails it, and so does a subscriber that stopped hearing of changes."""
 
 
 def _summary(result: SoakResult) -> str:
@@ -110,7 +110,7 @@ async def test_a_short_fleet_soak_is_exact_and_no_subscriber_or_cached_answer_st
     for row in rows.values():
         # Every observer of an instance showed every probe of the boards it watched.
         assert row["reflections"] == staleness["probes"] * row["observers"] // 2, row
-        assert row["max_ms"] <= 10_000, row
+        assert row["max_ms"] <= 15_000, row
     assert result.subscriptions == 2 * 2 * 2
     # Both instances' caches answered some of the reads, and each heard of the other's plays.
     for instance in result.instances:
