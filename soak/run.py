@@ -39,7 +39,7 @@ from soak.ledger import Ledger
 from soak.moderation import ModerationConfig
 from soak.rank_index import IndexCheck, Projection, projected_index, verify_index
 from soak.report import SoakResult, table_counts
-from soak.staleness import Staleness, judge
+from soak.staleness import Probe, Staleness, judge
 from soak.watch import Observers, ProbeWriter, WatchConfig, scrape, setup_probes
 from soak.workload import Workload, WorkloadConfig, player_ids, setup
 
@@ -123,6 +123,29 @@ async def _clients(config: SoakConfig, workload: Workload, started: float) -> No
     )
 
 
+async def _load(
+    config: SoakConfig, workload: Workload, *, watch: bool
+) -> tuple[float, list[Probe]]:
+    """Run the clients (and, with ``watch``, the probes) until the deadline; how long they
+    ran, and the probes acknowledged."""
+    log(f"running {config.clients} clients for {config.seconds:g} s")
+    started = time.monotonic()
+    workload.moderation.start(started, config.seconds)
+    progress = asyncio.create_task(_progress(workload.client.stats, started, config.progress_every))
+    writer = ProbeWriter(workload.submit)
+    stop_probes = asyncio.Event()
+    if not watch:
+        stop_probes.set()
+    probing = asyncio.create_task(writer.run(config.watch.probe_every, stop_probes))
+    try:
+        await _clients(config, workload, started)
+    finally:
+        progress.cancel()
+        stop_probes.set()
+        await probing
+    return time.monotonic() - started, writer.probes
+
+
 async def _drive(
     config: SoakConfig, served: Sequence[Served], stats: Stats, ledger: Ledger, *, watch: bool
 ) -> Drive:
@@ -140,31 +163,17 @@ async def _drive(
         stats.ops.clear()
         workload = Workload(client, _workload_config(config), ledger)
         observers = Observers(stats, API_KEY, config.watch)
-        writer = ProbeWriter(workload.submit)
-        if watch:
-            await observers.start([(s.name, s.url) for s in served])
-        before = await _metrics(http, served)
-        log(f"running {config.clients} clients for {config.seconds:g} s")
-        started = time.monotonic()
-        workload.moderation.start(started, config.seconds)
-        progress = asyncio.create_task(_progress(stats, started, config.progress_every))
-        stop_probes = asyncio.Event()
-        probing = asyncio.create_task(writer.run(config.watch.probe_every, stop_probes))
-        if not watch:
-            stop_probes.set()
         try:
-            await _clients(config, workload, started)
+            if watch:
+                await observers.start([(s.name, s.url) for s in served])
+            before = await _metrics(http, served)
+            seconds, probes = await _load(config, workload, watch=watch)
+            if watch:
+                await asyncio.sleep(config.watch.bound + 1.0)
         finally:
-            progress.cancel()
-            stop_probes.set()
-            await probing
-        seconds = time.monotonic() - started
-        staleness = None
-        if watch:
-            await asyncio.sleep(config.watch.bound + 1.0)
             await observers.stop()
-            staleness = judge(writer.probes, observers.seen, bound=config.watch.bound)
         after = await _metrics(http, served)
+    staleness = judge(probes, observers.seen, bound=config.watch.bound) if watch else None
     deltas = [
         {k: v - b.get(k, 0.0) for k, v in a.items()} for a, b in zip(after, before, strict=True)
     ]
