@@ -106,6 +106,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--out", type=Path, default=Path("bench/results"), help="where soak.json/.md go"
     )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        help="keep the fleet's process logs in a folder of this one (default: a temporary"
+        " folder, removed at the end)",
+    )
     args = parser.parse_args(argv)
     if args.hot_players > args.players or args.players < 20:
         parser.error("--players must be at least 20 and at least --hot-players")
@@ -144,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             log("starting redis-server (in memory) for the rank index, feed and caches")
             redis_url = stack.enter_context(EmbeddedRedis()).url
             machine["redis"] = redis_version(redis_url)
-        result = asyncio.run(soak(config, local.endpoint_url, machine, redis_url=redis_url))
+        result = asyncio.run(
+            soak(config, local.endpoint_url, machine, redis_url=redis_url, log_dir=args.logs)
+        )
     print(markdown(result), flush=True)
     write_results(args.out, result)
     return 0 if result.passed else 1

@@ -11,8 +11,8 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,13 +248,32 @@ async def _in_process(
     return drive, checked, served
 
 
+@contextmanager
+def _log_folder(keep_in: Path | None, table: str) -> Iterator[Path]:
+    """A folder for the fleet's logs: ``keep_in/<table>``, kept; else a temporary one,
+    removed on leaving."""
+    if keep_in is not None:
+        folder = keep_in / table
+        folder.mkdir(parents=True)
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="soak-fleet-") as temporary:
+        yield Path(temporary)
+
+
 async def _fleet(
-    config: SoakConfig, endpoint_url: str, table: str, redis_url: str, ledger: Ledger, stats: Stats
+    config: SoakConfig,
+    endpoint_url: str,
+    table: str,
+    redis_url: str,
+    ledger: Ledger,
+    stats: Stats,
+    log_dir: Path | None,
 ) -> tuple[Drive, Checked, list[Served]]:
     settings = served_settings(endpoint_url, table, redis_url=redis_url)
     async with open_table(settings, CREDENTIALS, config=LOADER_CONFIG) as db:
         await create_table(db.client, table)
-        with tempfile.TemporaryDirectory(prefix="soak-fleet-") as logs:
+        with _log_folder(log_dir, table) as logs:
             log(
                 f"starting {config.instances} instances of {config.workers} workers"
                 f" (leaderboard serve) and their rank indexers; logs in {logs}"
@@ -263,7 +282,7 @@ async def _fleet(
                 endpoint_url,
                 table=table,
                 redis_url=redis_url,
-                log_dir=Path(logs),
+                log_dir=logs,
                 instances=config.instances,
                 workers=config.workers,
                 limits=config.limits,
@@ -315,13 +334,15 @@ async def soak(
     machine: dict[str, object],
     *,
     redis_url: str | None = None,
+    log_dir: Path | None = None,
 ) -> SoakResult:
     """Run the soak against a fresh table in the DynamoDB at ``endpoint_url``: on a fleet of
     ``leaderboard serve`` processes (``config.fleet``, which needs ``redis_url``) or on
     instances in this process. With ``redis_url`` the rank index in that Redis follows the
     table's stream, the instances answer ranks from it (in process: with
     ``config.index_reads``), their caches and subscribers are checked for staleness, and at
-    the end every board's index is verified against the table."""
+    the end every board's index is verified against the table. The fleet's processes log into
+    a folder of ``log_dir``, kept, else into a temporary folder."""
     table = f"soak-{uuid.uuid4().hex[:8]}"
     load_at_start = os.getloadavg()[0]
     stats, ledger = Stats(), Ledger()
@@ -329,7 +350,9 @@ async def soak(
     if config.fleet:
         if redis_url is None:
             raise ValueError("the fleet needs Redis (its change feed, cache and rank index)")
-        drive, checked, served = await _fleet(config, endpoint_url, table, redis_url, ledger, stats)
+        drive, checked, served = await _fleet(
+            config, endpoint_url, table, redis_url, ledger, stats, log_dir
+        )
     else:
         drive, checked, served = await _in_process(
             config, endpoint_url, table, redis_url, ledger, stats
