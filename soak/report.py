@@ -212,9 +212,12 @@ def _staleness_lines(result: SoakResult) -> list[str]:
         f" players, each the new best of its board), watched by {result.subscriptions}"
         " subscriptions over WebSocket and by readers of the cached top page on every"
         f" instance. Bound: **{found['bound_seconds']:g} s** from a play's acknowledgement;"
-        f" **{found['failures']} failures**.",
+        f" **{found['failures']} failures**. Staleness of a probe at a subscriber: from its"
+        " acknowledgement to the first push showing it; at a reader: how long after it a read"
+        " still began that missed it.",
         "",
-        "| watched by | instance | observers | answers | probes shown | p50 ms | p99 ms | max ms |",
+        "| watched by | instance | observers | answers | probes shown | staleness p50 ms"
+        " | p99 ms | max ms |",
         "|---|---|--:|--:|--:|--:|--:|--:|",
     ]
     for row in found["by_instance"]:
@@ -238,7 +241,10 @@ def markdown(result: SoakResult) -> str:
         "",
         *machine_lines(result.machine),
         *(
-            [f"- Redis {result.machine['redis']} in memory (the rank index), on the same machine"]
+            [
+                f"- Redis {result.machine['redis']} in memory (the rank index, the change feed"
+                " and the response caches), on the same machine"
+            ]
             if "redis" in result.machine
             else []
         ),

@@ -8,15 +8,22 @@ moderates the probe players, and entries of the operator BEST only improve. So a
 subscription's push, a read of the top page) reflects a probe, or a later state, exactly when
 its top score is at least the probe's.
 
-Two failures are found: an observer that never reflected a probe within the bound, and an
-answer that began more than the bound after a probe's acknowledgement yet did not reflect it
-(this also catches one worker of an instance serving a stale cached page while another
-serves a fresh one).
+The failures: an observer that never reflected a probe; a subscriber whose first push
+reflecting a probe arrived more than the bound after its acknowledgement; and an answer that
+began more than the bound after a probe's acknowledgement yet did not reflect it (this also
+catches one worker of an instance serving a stale cached page while another serves a fresh
+one).
+
+The staleness measured, per observer and probe: for a subscriber, the time from the
+acknowledgement to the first push reflecting it (pushes come only on a change, so until then
+the subscriber shows an older state); for a reader, how long after the acknowledgement a read
+still began that did not reflect it (0 when none did). A reader's own latency, or a pause
+between its reads, is not counted as staleness: only answers it got are judged.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,8 +81,8 @@ class Staleness:
 
     bound: float
     delays: dict[tuple[Kind, str], list[float]] = field(default_factory=dict)
-    """Seconds from each probe's acknowledgement to the first answer that reflects it, for
-    each observer of its board: a push's arrival, or the beginning of a read."""
+    """The staleness of each probe at each observer of its board, in seconds (see the
+    module's documentation)."""
     observations: dict[tuple[Kind, str], int] = field(default_factory=dict)
     observers: dict[tuple[Kind, str], int] = field(default_factory=dict)
     probes: int = 0
@@ -113,11 +120,10 @@ class Staleness:
 def judge(
     probes: Sequence[Probe], observations: Iterable[Observation], *, bound: float
 ) -> Staleness:
-    """Every observer's delay for every probe on its board, and every failure: a probe an
-    observer never reflected within ``bound`` seconds, or an answer begun more than ``bound``
-    after a probe's acknowledgement that does not reflect it. The probes of a board must have
-    been played one at a time, each with a higher score than the one before; observers must
-    have watched from before the first probe until ``bound`` past the last."""
+    """Every observer's staleness for every probe on its board that it showed, and every
+    failure (see the module's documentation). The probes of a board must have been played
+    one at a time, each with a higher score than the one before; observers must have watched
+    from before the first probe until ``bound`` past the last."""
     result = Staleness(bound=bound, probes=len(probes))
     by_board: defaultdict[str, list[Probe]] = defaultdict(list)
     for probe in sorted(probes, key=lambda p: p.acked_at):
@@ -129,20 +135,40 @@ def judge(
         key = (kind, instance)
         result.observations[key] = result.observations.get(key, 0) + len(seen)
         result.observers[key] = result.observers.get(key, 0) + 1
-        delays = result.delays.setdefault(key, [])
         name = f"{kind} {observer} on {instance}, board {board}"
         ordered = sorted(seen, key=lambda o: o.began_at)
-        for probe, delay in _reflections(by_board.get(board, []), ordered):
-            if delay is None or delay > bound:
+        on_board = by_board.get(board, [])
+        missed_for = _missed_for(on_board, ordered)
+        for n, (probe, delay) in enumerate(_reflections(on_board, ordered)):
+            late = kind is Kind.PUSH and delay is not None and delay > bound
+            if delay is None or late:
                 shown = "never" if delay is None else f"after {delay * 1000:.0f} ms"
                 result.failures.append(
                     f"{name}: probe {probe.score} shown {shown} (bound {bound:g} s)"
                 )
             if delay is not None:
-                delays.append(delay)
-        stale = _stale_answers(by_board.get(board, []), seen, bound)
+                shown_after = missed_for[n] if kind is Kind.READ else delay
+                result.delays.setdefault(key, []).append(shown_after)
+        result.delays.setdefault(key, [])
+        stale = _stale_answers(on_board, ordered, bound)
         result.failures += [f"{name}: {s}" for s in stale]
     return result
+
+
+def _missed_for(probes: Sequence[Probe], ordered: Sequence[Observation]) -> list[float]:
+    """For each probe, the longest time from its acknowledgement to the beginning of an
+    answer that did not reflect it (0 when none began after it). The probes that an answer
+    misses among those acknowledged before it began are the latest ones, from the first
+    with a score above the answer's top score."""
+    acked = [p.acked_at for p in probes]
+    scores = [p.score for p in probes]
+    worst = [0.0] * len(probes)
+    for answer in ordered:
+        due = bisect_left(acked, answer.began_at)
+        shown = 0 if answer.top_score is None else bisect_right(scores, answer.top_score)
+        for n in range(shown, due):
+            worst[n] = max(worst[n], answer.began_at - acked[n])
+    return worst
 
 
 def _reflects(seen: Observation, probe: Probe) -> bool:

@@ -31,31 +31,46 @@ def test_answers_that_show_each_probe_within_the_bound_pass_with_their_delays() 
     ]
     result = judge(PROBES, seen, bound=BOUND)
     assert result.failures == []
-    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [0.0, 0.5]
+    # The read begun at 12.3 s still showed probe 1000 when 1001 was 0.3 s old.
+    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [0.0, 0.3]
     assert [round(d, 3) for d in result.delays[(Kind.PUSH, "a")]] == [0.4, 1.0]
     document = result.document()
     assert document["failures"] == 0
     reads = next(r for r in document["by_instance"] if r["kind"] == "cached read")
     assert (reads["observers"], reads["observations"], reads["reflections"]) == (1, 5, 2)
-    assert (reads["max_ms"], reads["p50_ms"]) == (500.0, 250.0)
+    assert (reads["max_ms"], reads["p50_ms"]) == (300.0, 150.0)
 
 
 def test_a_cached_answer_older_than_the_bound_is_a_failure() -> None:
     seen = [_read("r", 10.1, 5), _read("r", 11.0, 5), _read("r", 12.5, 5), _read("r", 12.6, 1001)]
     result = judge(PROBES, seen, bound=BOUND)
     assert result.failures == [
-        "cached read r on a, board b: probe 1000 shown after 2600 ms (bound 2 s)",
         "cached read r on a, board b: an answer begun 2.50 s after probe 1000 was acknowledged"
         " shows top score 5",
     ]
     assert not result.ok
+    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [2.5, 0.5]
+
+
+def test_a_reader_that_paused_is_not_stale_for_the_answers_it_did_not_get() -> None:
+    """No read began between the probe and the one that shows it, 3 s later: nothing stale
+    was seen."""
+    result = judge(PROBES[:1], [_read("r", 9.0, 5), _read("r", 13.0, 1000)], bound=BOUND)
+    assert result.ok
+    assert result.delays[(Kind.READ, "a")] == [0.0]
+
+
+def test_a_reader_that_never_shows_a_probe_is_a_failure() -> None:
+    result = judge(PROBES[:1], [_read("r", 9.0, 5), _read("r", 10.5, 5)], bound=BOUND)
+    assert result.failures == ["cached read r on a, board b: probe 1000 shown never (bound 2 s)"]
+    assert result.delays[(Kind.READ, "a")] == []
 
 
 def test_a_stale_answer_after_a_fresh_one_is_a_failure() -> None:
     """One worker of an instance serves the new page, another still its old cached one."""
     seen = [_read("r", 10.2, 1000), _read("r", 10.3, 5), _read("r", 12.1, 5)]
     result = judge(PROBES[:1], seen, bound=BOUND)
-    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [0.2]
+    assert [round(d, 3) for d in result.delays[(Kind.READ, "a")]] == [2.1]
     assert result.failures == [
         "cached read r on a, board b: an answer begun 2.10 s after probe 1000 was acknowledged"
         " shows top score 5"
