@@ -183,8 +183,8 @@ def _instance_lines(result: SoakResult) -> list[str]:
     lines = [
         "",
         "| instance | processes | cache hits | cache misses | hit ratio"
-        " | feed notices (all workers) | feed resyncs |",
-        "|---|---|--:|--:|--:|--:|--:|",
+        " | feed notices (all workers) | feed resyncs | feed delay from attainedAt, p50 / p99 |",
+        "|---|---|--:|--:|--:|--:|--:|--:|",
     ]
     for i in result.instances:
         processes = (
@@ -195,9 +195,19 @@ def _instance_lines(result: SoakResult) -> list[str]:
         lines.append(
             f"| {i['name']} | {processes} | {i['cache_hits']:,} | {i['cache_misses']:,} |"
             f" {100 * i['cache_hit_ratio']:.1f}% | {i['change_feed_notices']:,} |"
-            f" {i['change_feed_resyncs']:,} |"
+            f" {i['change_feed_resyncs']:,} | {_at_most(i['change_feed_delay_p50_at_most_s'])} /"
+            f" {_at_most(i['change_feed_delay_p99_at_most_s'])} |"
         )
     return lines
+
+
+def _at_most(seconds: float | str | None) -> str:
+    """A histogram's bucket bound as the report shows it."""
+    if seconds is None:
+        return "none"
+    if isinstance(seconds, str):
+        return "> 10 s"
+    return f"≤ {seconds * 1000:.0f} ms"
 
 
 def _staleness_lines(result: SoakResult) -> list[str]:

@@ -5,6 +5,7 @@ deadline while probes and observers measure staleness, then the table checked ex
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import tempfile
@@ -40,10 +41,19 @@ from soak.moderation import ModerationConfig
 from soak.rank_index import IndexCheck, Projection, projected_index, verify_index
 from soak.report import SoakResult, table_counts
 from soak.staleness import Probe, Staleness, judge
-from soak.watch import Observers, ProbeWriter, WatchConfig, scrape, setup_probes
+from soak.watch import (
+    Observers,
+    ProbeWriter,
+    WatchConfig,
+    bucket_quantile,
+    scrape,
+    setup_probes,
+)
 from soak.workload import Workload, WorkloadConfig, player_ids, setup
 
 __all__ = ["SoakConfig", "soak"]
+
+FEED_DELAY = "leaderboard_change_feed_delay_seconds"
 
 
 @dataclass(frozen=True)
@@ -313,9 +323,20 @@ def _instance_lines(served: Sequence[Served], drive: Drive) -> list[dict[str, An
                 "cache_hit_ratio": round(hits / (hits + misses), 3) if hits + misses else 0.0,
                 "change_feed_notices": int(metrics.get("leaderboard_change_feed_notices_total", 0)),
                 "change_feed_resyncs": int(metrics.get("leaderboard_change_feed_resyncs_total", 0)),
+                "change_feed_delay_p50_at_most_s": _bound(
+                    bucket_quantile(metrics, FEED_DELAY, 0.5)
+                ),
+                "change_feed_delay_p99_at_most_s": _bound(
+                    bucket_quantile(metrics, FEED_DELAY, 0.99)
+                ),
             }
         )
     return rows
+
+
+def _bound(seconds: float | None) -> float | str | None:
+    """A histogram bucket's bound for the JSON document: past the last one, ``+Inf``."""
+    return "+Inf" if seconds == math.inf else seconds
 
 
 def _calls(drive: Drive) -> dict[str, int]:

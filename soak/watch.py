@@ -38,6 +38,7 @@ __all__ = [
     "Observers",
     "ProbeWriter",
     "WatchConfig",
+    "bucket_quantile",
     "scrape",
     "setup_probes",
 ]
@@ -244,3 +245,18 @@ async def scrape(http: aiohttp.ClientSession, base: str, admin_key: str) -> dict
             labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
             values[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
     return values
+
+
+def bucket_quantile(values: dict[str, float], histogram: str, q: float) -> float | None:
+    """The upper bound of the bucket of ``histogram`` (scraped by :func:`scrape`) that holds
+    its ``q`` quantile: infinity past the last bound; None without samples."""
+    prefix = f"{histogram}_bucket{{le="
+    buckets = sorted(
+        (float(name[len(prefix) : -1]), count)
+        for name, count in values.items()
+        if name.startswith(prefix)
+    )
+    total = buckets[-1][1] if buckets else 0.0
+    if total <= 0:
+        return None
+    return next(bound for bound, count in buckets if count >= q * total)

@@ -1,9 +1,13 @@
 """The soak's staleness judgement over synthetic probes and answers: what it measures, and
-that it catches a subscriber or a cached answer that stayed stale past the bound."""
+that it catches a subscriber or a cached answer that stayed stale past the bound; and the
+change feed's delay as the report reads it from a scraped histogram."""
 
 from __future__ import annotations
 
+import math
+
 from soak.staleness import Kind, Observation, Probe, judge
+from soak.watch import bucket_quantile
 
 BOUND = 2.0
 
@@ -96,3 +100,18 @@ def test_probes_of_another_board_are_not_expected_of_its_observers() -> None:
     result = judge(other, [_read("r", 13.0, 5)], bound=BOUND)
     assert result.ok
     assert result.delays[(Kind.READ, "a")] == []
+
+
+def test_the_feed_delay_quantiles_are_read_from_the_scraped_histogram() -> None:
+    name = "leaderboard_change_feed_delay_seconds"
+    scraped = {
+        f"{name}_bucket{{le=0.1}}": 40.0,
+        f"{name}_bucket{{le=0.5}}": 90.0,
+        f"{name}_bucket{{le=10.0}}": 99.0,
+        f"{name}_bucket{{le=+Inf}}": 100.0,
+        f"{name}_count": 100.0,
+    }
+    assert bucket_quantile(scraped, name, 0.5) == 0.5
+    assert bucket_quantile(scraped, name, 0.4) == 0.1
+    assert bucket_quantile(scraped, name, 0.995) == math.inf
+    assert bucket_quantile({}, name, 0.5) is None
