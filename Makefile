@@ -84,12 +84,14 @@ bench: install redis
 bench-ranks: install redis
 	$(BIN)/python -m bench.rank_index
 
-# Sustained mixed load on two service instances over one table (32 clients, 3 minutes), with
-# removals, bans and erasures racing the plays and, when redis-server is installed, ranks from
-# the rank index; then an exact check of every table invariant, of every acknowledged play and
-# of every board's index; exits 1 on any violation, difference or unexpected error. Results in
+# Sustained mixed load on a fleet of two `leaderboard serve --workers 2` processes over one
+# table, caches and subscriptions on (32 clients, 3 minutes), with removals, bans and erasures
+# racing the plays and ranks from the rank index; probes watched by WebSocket subscribers and
+# cached-page readers on both instances must show within the staleness bound (2 s); then an
+# exact check of every table invariant, of every acknowledged play and of every board's index;
+# exits 1 on any violation, difference, unexpected error or stale answer. Results in
 # bench/results/soak.json and soak.md.
-soak: install
+soak: install redis
 	$(BIN)/python -m soak
 
 clean:

@@ -18,7 +18,7 @@ from leaderboard.backend import open_stream
 from rankindex.index import RankIndex, Verification
 from rankindex.projector import Projector
 
-__all__ = ["IndexCheck", "Projection", "projected_index"]
+__all__ = ["IndexCheck", "Projection", "projected_index", "verify_index"]
 
 _SHOWN = 20
 """Differences listed per board and kind; all are counted."""
@@ -72,12 +72,34 @@ class Projection:
         table."""
         self.stop.set()
         await self.running
-        check = IndexCheck()
-        check.applied = await self.projector.drain()
-        check.applied += await self.projector.drain()
-        for board in boards:
-            check.boards.append(await self.index.verify(self.db, board))
-        return check
+        return await _drain_and_verify(self.db, self.index, self.projector, boards)
+
+
+async def _drain_and_verify(
+    db: Db, index: RankIndex, projector: Projector, boards: Sequence[str]
+) -> IndexCheck:
+    check = IndexCheck()
+    check.applied = await projector.drain()
+    check.applied += await projector.drain()
+    for board in boards:
+        check.boards.append(await index.verify(db, board))
+    return check
+
+
+async def verify_index(
+    db: Db, endpoint_url: str, redis_url: str, boards: Sequence[str]
+) -> IndexCheck:
+    """Drain what the stream of ``db``'s table still holds into the index in the Redis at
+    ``redis_url`` (once every other projector has stopped), then verify each of ``boards``
+    against the table."""
+    redis = Redis.from_url(redis_url)
+    try:
+        settings = served_settings(endpoint_url, db.table, redis_url=redis_url)
+        async with open_stream(settings, CREDENTIALS, db) as stream:
+            index = RankIndex(redis, db.table)
+            return await _drain_and_verify(db, index, Projector(stream, index), boards)
+    finally:
+        await redis.aclose()
 
 
 @asynccontextmanager

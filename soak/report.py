@@ -36,6 +36,18 @@ class SoakResult:
     rank_index: dict[str, Any] | None = None
     """With the rank index: boards and entries verified, and every board whose index
     differs from the table (``differences``); None without it."""
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    """Each instance: its URL, processes, and its response cache's hits and misses and its
+    change feed's notices during the load (from its /metrics)."""
+    staleness: dict[str, Any] | None = None
+    """The staleness of subscribers and cached answers (see soak/staleness.py); None when
+    not checked (no Redis)."""
+    subscriptions: int = 0
+    """Subscriptions the observers held."""
+
+    @property
+    def staleness_failures(self) -> list[str]:
+        return list((self.staleness or {}).get("failure_list", []))
 
     @property
     def index_differences(self) -> list[str]:
@@ -48,6 +60,7 @@ class SoakResult:
             and not self.ledger_violations
             and not self.stats.unexpected_errors
             and not self.index_differences
+            and not (self.staleness or {}).get("failures", 0)
         )
 
 
@@ -103,6 +116,9 @@ def result_document(result: SoakResult) -> dict[str, Any]:
         "invariant_violations": [str(v) for v in result.invariant_violations],
         "ledger_violations": [str(v) for v in result.ledger_violations],
         "rank_index": result.rank_index,
+        "instances": result.instances,
+        "subscriptions": result.subscriptions,
+        "staleness": result.staleness,
     }
 
 
@@ -128,6 +144,14 @@ def _moderation(counts: Mapping[str, int]) -> str:
     )
 
 
+def _bound(result: SoakResult) -> str:
+    return f"{result.staleness['bound_seconds']:g} s" if result.staleness else "none"
+
+
+def _failures(result: SoakResult) -> str:
+    return str(result.staleness["failures"]) if result.staleness else "not checked"
+
+
 def _listed(title: str, violations: list[Violation], limit: int = 50) -> list[str]:
     if not violations:
         return []
@@ -135,6 +159,86 @@ def _listed(title: str, violations: list[Violation], limit: int = 50) -> list[st
     lines += [f"- {v}" for v in violations[:limit]]
     if len(violations) > limit:
         lines.append(f"- ... and {len(violations) - limit} more")
+    return lines
+
+
+def _served(result: SoakResult) -> str:
+    settings = result.settings
+    if settings.get("fleet"):
+        return (
+            f" round-robin over {settings['instances']} instances of `leaderboard serve"
+            f" --workers {settings['workers']}` (processes of their own, each beside a"
+            " `leaderboard rank-indexer`; one Redis for the rank index, the change feed and the"
+            " response caches) on one table"
+        )
+    return (
+        f" round-robin over {settings['instances']} service instances on one table"
+        " (in this process)"
+    )
+
+
+def _instance_lines(result: SoakResult) -> list[str]:
+    if not result.instances:
+        return []
+    lines = [
+        "",
+        "| instance | processes | cache hits | cache misses | hit ratio"
+        " | feed notices (all workers) | feed resyncs | feed delay from attainedAt, p50 / p99 |",
+        "|---|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for i in result.instances:
+        processes = (
+            f"master {i['pid']}, workers {', '.join(str(w) for w in i['workers'])}"
+            if i.get("pid")
+            else "in this process"
+        )
+        lines.append(
+            f"| {i['name']} | {processes} | {i['cache_hits']:,} | {i['cache_misses']:,} |"
+            f" {100 * i['cache_hit_ratio']:.1f}% | {i['change_feed_notices']:,} |"
+            f" {i['change_feed_resyncs']:,} | {_at_most(i['change_feed_delay_p50_at_most_s'])} /"
+            f" {_at_most(i['change_feed_delay_p99_at_most_s'])} |"
+        )
+    return lines
+
+
+def _at_most(seconds: float | str | None) -> str:
+    """A histogram's bucket bound as the report shows it."""
+    if seconds is None:
+        return "none"
+    if isinstance(seconds, str):
+        return "> 10 s"
+    return f"≤ {seconds * 1000:.0f} ms"
+
+
+def _staleness_lines(result: SoakResult) -> list[str]:
+    found = result.staleness
+    if found is None:
+        return ["", "## Staleness", "", "Not checked (no Redis: no change feed, no cache)."]
+    lines = [
+        "",
+        "## Staleness",
+        "",
+        f"{found['probes']:,} probe entries (one acknowledged play at a time by dedicated"
+        f" players, each the new best of its board), watched by {result.subscriptions}"
+        " subscriptions over WebSocket and by readers of the cached top page on every"
+        f" instance. Bound: **{found['bound_seconds']:g} s** from a play's acknowledgement;"
+        f" **{found['failures']} failures**. Staleness of a probe at a subscriber: from its"
+        " acknowledgement to the first push showing it; at a reader: how long after it a read"
+        " still began that missed it.",
+        "",
+        "| watched by | instance | observers | answers | probes shown | staleness p50 ms"
+        " | p99 ms | max ms |",
+        "|---|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in found["by_instance"]:
+        lines.append(
+            f"| {row['kind']} | {row['instance']} | {row['observers']} |"
+            f" {row['observations']:,} | {row['reflections']:,} | {row['p50_ms']:.0f} |"
+            f" {row['p99_ms']:.0f} | {row['max_ms']:.0f} |"
+        )
+    if found["failure_list"]:
+        lines += ["", f"### Staleness failures ({found['failures']})", ""]
+        lines += [f"- {f}" for f in found["failure_list"]]
     return lines
 
 
@@ -147,15 +251,17 @@ def markdown(result: SoakResult) -> str:
         "",
         *machine_lines(result.machine),
         *(
-            [f"- Redis {result.machine['redis']} in memory (the rank index), on the same machine"]
+            [
+                f"- Redis {result.machine['redis']} in memory (the rank index, the change feed"
+                " and the response caches), on the same machine"
+            ]
             if "redis" in result.machine
             else []
         ),
         f"- 1-minute load average at start and end: {result.machine['load_average'][0]} and"
         f" {result.machine['load_average'][1]} (whatever else runs on the machine counts too)",
         f"- {settings['clients']} concurrent clients for {doc['seconds']} s over HTTP/GraphQL,"
-        f" round-robin over {settings['instances']} service instances on one table"
-        " (in this process),"
+        f"{_served(result)},"
         f" about {round(100 * settings['write_share'])}% submissions, {settings['players']}"
         f" players of which {settings['hot_players']} hot (take"
         f" {round(100 * settings['hot_share'])}% of the submissions), seed {settings['seed']}",
@@ -182,6 +288,8 @@ def markdown(result: SoakResult) -> str:
         f"| broken promises to clients | {len(result.ledger_violations)} |",
         f"| rank index = table (Redis) | {_index(result.rank_index)} |",
         f"| table items scanned | {result.table['items']:,} |",
+        f"| staleness failures (bound {_bound(result)}) | {_failures(result)} |",
+        *_instance_lines(result),
         "",
         "| operation | requests | p50 ms | p99 ms | errors |",
         "|---|--:|--:|--:|---|",
@@ -191,6 +299,7 @@ def markdown(result: SoakResult) -> str:
             f"| {op['name']} | {op['requests']:,} | {op['p50_ms']:.1f} | {op['p99_ms']:.1f} |"
             f" {_counts(op['errors'])} |"
         )
+    lines += _staleness_lines(result)
     if result.stats.error_samples:
         lines += ["", "### Unexpected errors (first ones)", ""]
         lines += [f"- `{s}`" for s in result.stats.error_samples]

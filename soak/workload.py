@@ -32,6 +32,7 @@ __all__ = [
     "FamilySpec",
     "Workload",
     "WorkloadConfig",
+    "create",
     "player_ids",
     "setup",
 ]
@@ -131,7 +132,7 @@ FAMILY = """query Family($f: ID!, $p: ID!) { leaderboardFamily(id: $f) { id
 PLAYERS = """query Players($ids: [ID!]!) { players(ids: $ids) { id gamesPlayed lifetimeScore } }"""
 
 
-async def _create(client: GraphQLClient, query: str, field: str, variables: dict[str, Any]) -> None:
+async def create(client: GraphQLClient, query: str, field: str, variables: dict[str, Any]) -> None:
     answer = await client.request("setup", query, {"i": variables})
     if not answer.ok or answer.data[field]["errors"]:
         raise RuntimeError(f"setup failed: {field} {variables}: {answer}")
@@ -140,7 +141,7 @@ async def _create(client: GraphQLClient, query: str, field: str, variables: dict
 async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
     """Create the boards, the families and the players."""
     for board in BOARDS:
-        await _create(
+        await create(
             client,
             CREATE_BOARD,
             "createLeaderboard",
@@ -154,7 +155,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
             },
         )
     starts, ends = _CLOSED_WINDOW
-    await _create(
+    await create(
         client,
         CREATE_BOARD,
         "createLeaderboard",
@@ -167,7 +168,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
         },
     )
     for family in FAMILIES:
-        await _create(
+        await create(
             client,
             CREATE_FAMILY,
             "createLeaderboardFamily",
@@ -183,7 +184,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
     for i in range(0, len(players), 20):
         await asyncio.gather(
             *(
-                _create(
+                create(
                     client,
                     CREATE_PLAYER,
                     "createPlayer",
@@ -312,6 +313,13 @@ class Workload:
         )
         self.ledger.acknowledge(ack)
         return ack
+
+    async def submit(self, play: Play, op: str) -> float | None:
+        """Send ``play`` as a client does (its outcome goes into the ledger); when its
+        acknowledgement arrived (``time.monotonic()``), or None when it was not
+        acknowledged."""
+        ack = await self._send(play, op)
+        return None if ack is None else time.monotonic()
 
     def _remember(self, play: Play) -> None:
         self.replayable.append(play)

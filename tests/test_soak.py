@@ -1,14 +1,19 @@
-"""A short soak: plays, reads and every kind of moderation racing on two instances while the
+"""Short soaks: plays, reads and every kind of moderation racing on two instances while the
 rank index follows the table, then the table checked exactly, every promise to the clients
-kept and every board's index equal to its entries."""
+kept and every board's index equal to its entries; on instances in the test's process, and
+on a fleet of `leaderboard serve --workers 2` processes whose subscribers and cached answers
+are checked for staleness."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 from soak.moderation import ModerationConfig
 from soak.report import SoakResult
 from soak.run import SoakConfig, soak
+from soak.watch import WatchConfig
 from tests.conftest import PATIENT
 
 SHORT = SoakConfig(
@@ -24,11 +29,27 @@ SHORT = SoakConfig(
     ),
     index_reads=True,
     limits=PATIENT,
+    fleet=False,
+    watch=WatchConfig(bound=0),
 )
 """Small enough for two slow cores, with moderation frequent enough that every kind of it
-happens several times. The rank index follows the table, answers the ranks and is verified
-at the end, as in ``make soak``; with the tests' patient limits, since what is checked here is
-exactness, not speed."""
+happens several times. The instances run in the test's process; the rank index follows the
+table, answers the ranks and is verified at the end, as in ``make soak``; with the tests'
+patient limits, since what is checked here is exactness, not speed."""
+
+FLEET = replace(
+    SHORT,
+    seconds=25.0,
+    clients=6,
+    fleet=True,
+    workers=2,
+    watch=WatchConfig(bound=15.0, probe_every=0.5, sockets_per_instance=2, readers_per_instance=2),
+)
+"""Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
+caches and subscriptions on, as in ``make soak`` but shorter and smaller. The staleness bound
+is wider than ``make soak``'s, for a machine shared with other test runs, and still half the
+response cache's own limit on an answer's age (30 s): a cached page that no notice evicted
+fails it, and so does a subscriber that stopped hearing of changes."""
 
 
 def _summary(result: SoakResult) -> str:
@@ -38,15 +59,12 @@ def _summary(result: SoakResult) -> str:
             f"unexpected errors: {dict(result.stats.unexpected_errors)}",
             *result.stats.error_samples,
             *(str(v) for v in found),
+            *result.staleness_failures[:30],
         ]
     )
 
 
-@pytest.mark.slow
-async def test_a_short_soak_with_moderation_keeps_every_invariant(
-    dynamodb_endpoint: str, redis_url: str
-) -> None:
-    result = await soak(SHORT, dynamodb_endpoint, {}, redis_url=redis_url)
+def _assert_exact(result: SoakResult) -> None:
     summary = _summary(result)
     assert result.invariant_violations == [], summary
     assert result.ledger_violations == [], summary
@@ -54,10 +72,48 @@ async def test_a_short_soak_with_moderation_keeps_every_invariant(
     assert result.rank_index is not None
     assert result.index_differences == [], result.rank_index
     assert result.rank_index["boards"] >= 8, result.rank_index
+    assert result.submissions["acknowledged"] > 0, result.submissions
+
+
+@pytest.mark.slow
+async def test_a_short_soak_with_moderation_keeps_every_invariant(
+    dynamodb_endpoint: str, redis_url: str
+) -> None:
+    result = await soak(SHORT, dynamodb_endpoint, {}, redis_url=redis_url)
+    _assert_exact(result)
+    assert result.staleness is None
     done = result.moderation
     assert done.get("removals", 0) >= 1, done
     assert done.get("bans", 0) >= 1, done
     assert done.get("unbans", 0) >= 1, done
     assert done.get("erasures", 0) >= 1, done
-    assert result.submissions["acknowledged"] > 0, result.submissions
+    assert result.passed
+
+
+@pytest.mark.slow
+async def test_a_short_fleet_soak_is_exact_and_no_subscriber_or_cached_answer_stays_stale(
+    dynamodb_endpoint: str, redis_url: str
+) -> None:
+    result = await soak(FLEET, dynamodb_endpoint, {}, redis_url=redis_url)
+    _assert_exact(result)
+    assert [len(i["workers"]) for i in result.instances] == [2, 2], result.instances
+    staleness = result.staleness
+    assert staleness is not None
+    assert staleness["failure_list"] == [], _summary(result)
+    assert staleness["probes"] >= 10, staleness
+    rows = {(r["kind"], r["instance"]): r for r in staleness["by_instance"]}
+    assert set(rows) == {
+        (kind, instance)
+        for kind in ("subscriber", "cached read")
+        for instance in ("instance 1", "instance 2")
+    }, rows
+    for row in rows.values():
+        # Every observer of an instance showed every probe of the boards it watched.
+        assert row["reflections"] == staleness["probes"] * row["observers"] // 2, row
+        assert row["max_ms"] <= 15_000, row
+    assert result.subscriptions == 2 * 2 * 2
+    # Both instances' caches answered some of the reads, and each heard of the other's plays.
+    for instance in result.instances:
+        assert instance["cache_hits"] > 0, result.instances
+        assert instance["change_feed_notices"] > 0, result.instances
     assert result.passed
