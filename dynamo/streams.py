@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 __all__ = ["ShardRead", "TableStream"]
 
 _PAGE = 1000
+_STALE_ITERATOR = frozenset({"ExpiredIteratorException", "TrimmedDataAccessException"})
+"""The errors of an iterator held too long (15 minutes) or past records trimmed meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ class TableStream:
         self._streams = streams
         self._table = table
         self._arn: str | None = None
+        self._next: dict[str, tuple[str | None, str]] = {}
+        """Each shard's iterator past its last read, with the sequence number it follows
+        (None: the shard's start): a read that continues from there needs no new one."""
 
     async def arn(self) -> str:
         if self._arn is None:
@@ -58,19 +63,47 @@ class TableStream:
 
     async def read(self, shard_id: str, after: str | None, limit: int = _PAGE) -> ShardRead:
         """Up to ``limit`` records of the shard after sequence number ``after`` (from the
-        oldest one kept when None)."""
+        oldest one kept when None). A read that continues where this stream's last read of
+        the shard stopped goes on with that read's iterator (one GetRecords call, not two);
+        an iterator that expired or points at trimmed records is replaced."""
+        held = self._next.pop(shard_id, None)
+        records: list[dict[str, Any]] | None = None
+        if held is not None and held[0] == after:
+            try:
+                records, iterator = await self._records(held[1], limit)
+            except ClientError as error:
+                if error.response["Error"]["Code"] not in _STALE_ITERATOR:
+                    raise
+        if records is None:
+            try:
+                iterator = await self._iterator(shard_id, after)
+            except ClientError as error:
+                if error.response["Error"]["Code"] == "ResourceNotFoundException":
+                    return ShardRead([], finished=True)
+                raise
+            records, iterator = await self._records(iterator, limit)
+        if iterator is not None:
+            last = records[-1]["dynamodb"]["SequenceNumber"] if records else after
+            self._next[shard_id] = (last, iterator)
+        return ShardRead(records, finished=iterator is None)
+
+    async def _iterator(self, shard_id: str, after: str | None) -> str | None:
         kwargs: dict[str, Any] = {"StreamArn": await self.arn(), "ShardId": shard_id}
         if after is None:
             kwargs["ShardIteratorType"] = "TRIM_HORIZON"
         else:
             kwargs["ShardIteratorType"] = "AFTER_SEQUENCE_NUMBER"
             kwargs["SequenceNumber"] = after
-        try:
-            iterator = (await self._streams.get_shard_iterator(**kwargs)).get("ShardIterator")
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ResourceNotFoundException":
-                return ShardRead([], finished=True)
-            raise
+        iterator: str | None = (await self._streams.get_shard_iterator(**kwargs)).get(
+            "ShardIterator"
+        )
+        return iterator
+
+    async def _records(
+        self, iterator: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Records from ``iterator`` on, up to ``limit`` or the first empty page, and the
+        iterator past them (None once the shard is closed and read to its end)."""
         records: list[dict[str, Any]] = []
         while iterator and len(records) < limit:
             page = await self._streams.get_records(
@@ -81,4 +114,4 @@ class TableStream:
             iterator = page.get("NextShardIterator")
             if not got:
                 break
-        return ShardRead(records, finished=iterator is None)
+        return records, iterator

@@ -13,6 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections.abc import Callable
+from typing import Any
 
 from redis.exceptions import RedisError
 
@@ -27,11 +30,39 @@ __all__ = ["Projector"]
 log = logging.getLogger("leaderboard.rankindex")
 
 
+SHARDS_MAX_AGE = 10.0
+"""Seconds the projector reuses its list of the stream's shards. A shard's children appear
+when it closes, which the projector sees (the shard reads to its end) and lists the shards
+again at once; the age bounds how long any other change to the list goes unseen."""
+
+
 class Projector:
-    def __init__(self, stream: TableStream, index: RankIndex, lease: Lease | None = None) -> None:
+    def __init__(
+        self,
+        stream: TableStream,
+        index: RankIndex,
+        lease: Lease | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream
         self.index = index
         self.lease = lease
+        self.clock = clock
+        self._shards: list[dict[str, Any]] = []
+        self._listed_at: float | None = None
+        self._finished: set[str] = set()
+        """Shards closed and read to their end: nothing more can come from them."""
+
+    async def _open_shards(self) -> list[str]:
+        """The shards that may still hold records, parents before children; the list is
+        asked for again when it is older than :data:`SHARDS_MAX_AGE` or a shard has closed."""
+        now = self.clock()
+        if self._listed_at is None or now - self._listed_at > SHARDS_MAX_AGE:
+            self._shards = await self.stream.shards()
+            self._listed_at = now
+            self._finished &= {shard["ShardId"] for shard in self._shards}
+        return [s["ShardId"] for s in self._shards if s["ShardId"] not in self._finished]
 
     async def drain(self) -> int:
         """Apply everything the stream holds now, shard by shard (parents first), with its
@@ -41,8 +72,7 @@ class Projector:
         applied = 0
         if not await self._holding():
             return applied  # asked first: a process without the lease reads nothing
-        for shard in await self.stream.shards():
-            shard_id = shard["ShardId"]
+        for shard_id in await self._open_shards():
             after = await self.index.checkpoint(shard_id)
             while True:
                 if not await self._holding():
@@ -53,6 +83,9 @@ class Projector:
                     applied += await self.index.apply(changes, notices(read.records))
                     after = read.records[-1]["dynamodb"]["SequenceNumber"]
                     await self.index.set_checkpoint(shard_id, after)
+                if read.finished:
+                    self._finished.add(shard_id)
+                    self._listed_at = None  # its children, if any, are listed next round
                 if not read.records or read.finished:
                     break
         await self.index.caught_up()

@@ -4,6 +4,7 @@ order or repetition of the stream records it is fed."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from dynamo.table import serialize
 from rankindex.index import RankIndex
 from rankindex.notices import notices
 from rankindex.projection import BoardCreated, project_all
+from rankindex.projector import Projector
 from tests.conftest import Indexed
 from tests.scan import scan_items
 
@@ -362,3 +364,37 @@ async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
     state = f"rank:{indexed.index.namespace}:{{daily}}:state"
     assert await indexed.index.redis.get(state) == b"ready"
     assert await indexed.index.redis.expiretime(state) == expires
+
+
+async def test_a_projector_round_reads_records_with_the_iterators_and_shards_it_holds(
+    indexed: Indexed,
+) -> None:
+    api = indexed.api
+    await api.create_player("p")
+    await api.create_board("b")
+    await api.submit("p", "b", 10)
+    calls: Counter[str] = Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        calls[model.name] += 1
+
+    # A clock that stands still: the shard list never ages out during the test.
+    projector = Projector(indexed.stream, indexed.index, clock=lambda: 0.0)
+    streams = indexed.stream._streams
+    streams.meta.events.register("before-call.dynamodbstreams", count)
+    try:
+        await projector.drain()  # lists the shards, gets an iterator, applies
+        assert calls["DescribeStream"] == 1
+        assert calls["GetShardIterator"] == len(await indexed.stream.shards())
+        # Later rounds, idle or not, go on with the iterators held: no DescribeStream, no
+        # GetShardIterator, only GetRecords (one per open shard when nothing is new).
+        for score in (None, 30, None, 50):
+            if score is not None:
+                await api.submit("p", "b", score)
+            calls.clear()
+            await projector.drain()
+            assert set(calls) == {"GetRecords"}
+        assert (await indexed.index.verify(api.db, "b")).ok
+        await _check(indexed, "b")
+    finally:
+        streams.meta.events.unregister("before-call.dynamodbstreams", count)
