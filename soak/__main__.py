@@ -1,4 +1,4 @@
-"""``python -m soak [--seconds 180] [--clients 32] [--mode fleet] [--out bench/results]``
+"""``python -m soak [--seconds 180] [--clients 12] [--mode fleet] [--out bench/results]``
 
 Starts DynamoDB Local in memory and redis-server, serves the real application (by default a
 fleet: two ``leaderboard serve --workers 2`` processes, each beside a ``leaderboard
@@ -74,6 +74,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--probe-every", type=float, default=watch.probe_every, help="seconds between probes"
     )
     parser.add_argument(
+        "--probe-warmup",
+        type=float,
+        default=watch.warmup,
+        help="seconds of load before the first probe",
+    )
+    parser.add_argument(
         "--sockets",
         type=int,
         default=watch.sockets_per_instance,
@@ -137,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         watch=WatchConfig(
             bound=args.bound,
             probe_every=args.probe_every,
+            warmup=args.probe_warmup,
             sockets_per_instance=args.sockets,
             readers_per_instance=args.readers,
         ),

@@ -59,7 +59,7 @@ FEED_DELAY = "leaderboard_change_feed_delay_seconds"
 @dataclass(frozen=True)
 class SoakConfig:
     seconds: float = 180.0
-    clients: int = 32
+    clients: int = 12
     instances: int = 2
     """Service instances on the one table; with more than one, plays of one player race in
     DynamoDB, not only in one process's per-player queue."""
@@ -146,7 +146,9 @@ async def _load(
     stop_probes = asyncio.Event()
     if not watch:
         stop_probes.set()
-    probing = asyncio.create_task(writer.run(config.watch.probe_every, stop_probes))
+    probing = asyncio.create_task(
+        writer.run(config.watch.probe_every, stop_probes, warmup=config.watch.warmup)
+    )
     try:
         await _clients(config, workload, started)
     finally:

@@ -65,6 +65,10 @@ class WatchConfig:
     """Seconds a subscriber or a cached answer may lag an acknowledged play: the change
     feed's p99 with a wide margin (1 s) plus one read."""
     probe_every: float = 0.5
+    warmup: float = 10.0
+    """Seconds of load before the first probe: the fleet's connection pools, caches and
+    subscriptions settle first, as a benchmark's warm-up (the load's own checks start at
+    once)."""
     sockets_per_instance: int = 3
     readers_per_instance: int = 2
     read_every: float = 0.05
@@ -103,8 +107,10 @@ class ProbeWriter:
         self.probes: list[Probe] = []
         self.sent = 0
 
-    async def run(self, every: float, stop: asyncio.Event) -> None:
+    async def run(self, every: float, stop: asyncio.Event, *, warmup: float = 0.0) -> None:
         players = itertools.cycle(probe_players())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), warmup)
         while not stop.is_set():
             score = PROBE_BASE + self.sent
             self.sent += 1

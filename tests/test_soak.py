@@ -43,7 +43,9 @@ FLEET = replace(
     clients=6,
     fleet=True,
     workers=2,
-    watch=WatchConfig(bound=15.0, probe_every=0.5, sockets_per_instance=2, readers_per_instance=2),
+    watch=WatchConfig(
+        bound=15.0, probe_every=0.5, warmup=3.0, sockets_per_instance=2, readers_per_instance=2
+    ),
 )
 """Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
 caches and subscriptions on, as in ``make soak`` but shorter and smaller. The staleness bound
