@@ -60,9 +60,13 @@ class Projector:
         now = self.clock()
         if self._listed_at is None or now - self._listed_at > SHARDS_MAX_AGE:
             self._shards = await self.stream.shards()
-            self._listed_at = now
             self._finished &= {shard["ShardId"] for shard in self._shards}
-        return [s["ShardId"] for s in self._shards if s["ShardId"] not in self._finished]
+            self._listed_at = now
+        open_shards = [s["ShardId"] for s in self._shards if s["ShardId"] not in self._finished]
+        if not open_shards:
+            # A new stream has no shard until its first write: list again next round.
+            self._listed_at = None
+        return open_shards
 
     async def drain(self) -> int:
         """Apply everything the stream holds now, shard by shard (parents first), with its
