@@ -39,12 +39,12 @@ patient limits, since what is checked here is exactness, not speed."""
 
 FLEET = replace(
     SHORT,
-    seconds=25.0,
+    seconds=35.0,
     clients=6,
     fleet=True,
     workers=2,
     watch=WatchConfig(
-        bound=15.0, probe_every=0.5, warmup=3.0, sockets_per_instance=2, readers_per_instance=2
+        bound=15.0, probe_every=0.5, warmup=10.0, sockets_per_instance=2, readers_per_instance=2
     ),
 )
 """Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
