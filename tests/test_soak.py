@@ -44,12 +44,13 @@ FLEET = replace(
     fleet=True,
     workers=2,
     watch=WatchConfig(
-        bound=15.0, probe_every=0.5, warmup=10.0, sockets_per_instance=2, readers_per_instance=2
+        bound=25.0, probe_every=0.5, warmup=10.0, sockets_per_instance=2, readers_per_instance=2
     ),
 )
 """Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
 caches and subscriptions on, as in ``make soak`` but shorter and smaller. The staleness bound
-is wider than ``make soak``'s, for a machine shared with other test runs, and still half the
+is wider than ``make soak``'s, for a machine running the whole suite beside it (where an
+instance has been seen to fall about 20 s behind on its first notices), and still under the
 response cache's own limit on an answer's age (30 s): a cached page that no notice evicted
 fails it, and so does a subscriber that stopped hearing of changes."""
 
