@@ -113,7 +113,7 @@ async def test_a_short_fleet_soak_is_exact_and_no_subscriber_or_cached_answer_st
     for row in rows.values():
         # Every observer of an instance showed every probe of the boards it watched.
         assert row["reflections"] == staleness["probes"] * row["observers"] // 2, row
-        assert row["max_ms"] <= 15_000, row
+        assert row["max_ms"] <= FLEET.watch.bound * 1000, row
     assert result.subscriptions == 2 * 2 * 2
     # Both instances' caches answered some of the reads, and each heard of the other's plays.
     for instance in result.instances:
