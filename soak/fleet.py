@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -25,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import soak
-from bench.core.processes import leaderboard_command, service_env
+from bench.core.processes import child_process, leaderboard_command, service_env
 from bench.core.stack import ADMIN_KEY
-from leaderboard.child_server import free_port, log_tail, terminate
+from leaderboard.child_server import free_port, log_tail
 from leaderboard.config import Limits
 
 __all__ = ["Instance", "fleet", "limits_env"]
@@ -72,18 +71,6 @@ def _env(table: str, redis_url: str, extra: Mapping[str, str]) -> dict[str, str]
     env["PYTHONPATH"] = f"{_ROOT}{os.pathsep}{path}" if path else str(_ROOT)
     env["LEADERBOARD_ADMIN_KEYS"] = ADMIN_KEY
     return env | dict(extra)
-
-
-@contextmanager
-def _child(command: list[str], env: Mapping[str, str], log_path: Path) -> Iterator[Any]:
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command, env=dict(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
-    try:
-        yield process
-    finally:
-        terminate(process, _STOP_TIMEOUT_SECONDS)
 
 
 def _health(url: str) -> dict[str, Any] | None:
@@ -136,8 +123,10 @@ def _instance(
     ]
     log_path = folder / "service.log"
     with (
-        _child(indexer, env, folder / "rank-indexer.log"),
-        _child(serve, env, log_path) as process,
+        child_process(
+            indexer, env, folder / "rank-indexer.log", stop_timeout=_STOP_TIMEOUT_SECONDS
+        ),
+        child_process(serve, env, log_path, stop_timeout=_STOP_TIMEOUT_SECONDS) as process,
     ):
         base = f"http://127.0.0.1:{port}"
         pids = _wait_ready(process, base, log_path, workers)

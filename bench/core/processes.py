@@ -31,6 +31,7 @@ from leaderboard.metrics import MULTIPROCESS_DIR
 __all__ = [
     "READY_TIMEOUT_SECONDS",
     "ServiceProcess",
+    "child_process",
     "dynamodb_local_pid",
     "leaderboard_command",
     "rank_indexer",
@@ -110,7 +111,15 @@ def _ready(status: int, body: Any, *, with_index: bool) -> bool:
 
 
 @contextmanager
-def _child(command: list[str], env: Mapping[str, str], log_path: Path) -> Iterator[Any]:
+def child_process(
+    command: list[str],
+    env: Mapping[str, str],
+    log_path: Path,
+    *,
+    stop_timeout: float = _STOP_TIMEOUT_SECONDS,
+) -> Iterator[Any]:
+    """``command`` run with ``env``, its output appended to ``log_path``; terminated on
+    leaving (killed after ``stop_timeout`` seconds)."""
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             command, env=dict(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
@@ -118,7 +127,7 @@ def _child(command: list[str], env: Mapping[str, str], log_path: Path) -> Iterat
     try:
         yield process
     finally:
-        terminate(process, _STOP_TIMEOUT_SECONDS)
+        terminate(process, stop_timeout)
 
 
 @contextmanager
@@ -159,7 +168,7 @@ def service_process(
         env[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="metrics-", dir=log_dir)
     base = f"http://127.0.0.1:{port}"
     ready: set[Any] = set()
-    with _child(command, env, log_path) as process:
+    with child_process(command, env, log_path) as process:
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while True:
             if process.poll() is not None:
@@ -187,7 +196,7 @@ def rank_indexer(endpoint_url: str, *, table: str, redis_url: str, log_dir: Path
     """Run ``leaderboard rank-indexer`` (the stream projector) on ``table``; yield its pid."""
     command = [*leaderboard_command(), "rank-indexer", "--endpoint-url", endpoint_url]
     env = service_env(table=table, redis_url=redis_url)
-    with _child(command, env, log_dir / "rank-indexer.log") as process:
+    with child_process(command, env, log_dir / "rank-indexer.log") as process:
         time.sleep(_POLL_SECONDS)
         if process.poll() is not None:
             raise RuntimeError(
