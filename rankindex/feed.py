@@ -30,6 +30,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
+from rankindex.cancellation import raise_if_cancelled
 from rankindex.keys import FEED
 from rankindex.notices import Notice, decode
 
@@ -190,6 +191,7 @@ class ChangeFeed:
         place: Place | None = None
         failures = 0
         while not stop.is_set():
+            raise_if_cancelled()
             try:
                 if place is None:
                     place = await self._rebase(resync=failures > 0)

@@ -20,6 +20,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from dynamo.streams import TableStream
+from rankindex.cancellation import raise_if_cancelled
 from rankindex.index import RankIndex
 from rankindex.lease import Lease
 from rankindex.notices import notices
@@ -79,6 +80,7 @@ class Projector:
         for shard_id in await self._open_shards():
             after = await self.index.checkpoint(shard_id)
             while True:
+                raise_if_cancelled()
                 if not await self._holding():
                     return applied
                 read = await self.stream.read(shard_id, after)
@@ -102,6 +104,7 @@ class Projector:
         """Drain again and again until ``stop`` is set; a failed round is logged and retried.
         The lease, if any, is given up on the way out."""
         while not stop.is_set():
+            raise_if_cancelled()
             try:
                 await self.drain()
             except Exception:

@@ -268,7 +268,7 @@ async def test_one_projector_applies_at_a_time_and_another_takes_over(
         # The holder stops cleanly: it gives the lease up, the other takes over at once and
         # continues from the shared checkpoint.
         stops[first].set()
-        await tasks[first]
+        await asyncio.wait_for(tasks[first], ARRIVAL)
         for n in range(4):
             await api.submit(f"p{n}", "b", 100 + n)
         await _until(lambda: indexes[other].applied_changes >= 4)
@@ -280,7 +280,7 @@ async def test_one_projector_applies_at_a_time_and_another_takes_over(
         stops[first] = asyncio.Event()
         tasks[first] = asyncio.create_task(projectors[first].run(stops[first]))
         tasks[other].cancel()
-        await asyncio.gather(tasks[other], return_exceptions=True)
+        await asyncio.wait_for(asyncio.gather(tasks[other], return_exceptions=True), ARRIVAL)
         before = indexes[first].applied_changes
         await api.submit("p0", "b", 500)
         await _until(lambda: indexes[first].applied_changes > before)
