@@ -366,9 +366,12 @@ def _reads(tree: ast.AST) -> Iterator[str]:
 
 
 def _names_read(*modules: str) -> set[str]:
-    paths = [ROOT / m for m in modules] or [
-        p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
-    ]
+    """The environment variables the given modules read (every module of the service when
+    none is given); ``Limits.from_env`` reads one per field of ``Limits``."""
+    if modules:
+        paths = [ROOT / module for module in modules]
+    else:
+        paths = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     names = {name for path in paths for name in _reads(ast.parse(path.read_text()))}
     if not modules or "leaderboard/config.py" in modules:
         names |= {f"LEADERBOARD_LIMIT_{spec.name.upper()}" for spec in fields(Limits)}
@@ -479,3 +482,42 @@ def test_a_failed_deployment_rolls_back_and_cpu_scales_the_service() -> None:
     assert tracking["PredefinedMetricSpecification"]["PredefinedMetricType"] == (
         "ECSServiceAverageCPUUtilization"
     )
+
+
+# --- Alarms ------------------------------------------------------------------------------
+
+
+def _alarm_metrics(alarm: dict[str, Any]) -> set[tuple[str, str]]:
+    """(namespace, metric name) of every metric an alarm watches, alone or in metric math."""
+    if "MetricName" in alarm:
+        return {(alarm["Namespace"], alarm["MetricName"])}
+    return {
+        (query["MetricStat"]["Metric"]["Namespace"], query["MetricStat"]["Metric"]["MetricName"])
+        for query in alarm["Metrics"]
+        if "MetricStat" in query
+    }
+
+
+def test_the_alarms_watch_errors_latency_throttles_and_the_projector() -> None:
+    alarms = {
+        name: resource["Properties"]
+        for name, resource in _template()["Resources"].items()
+        if resource["Type"] == "AWS::CloudWatch::Alarm"
+    }
+    watched = {metric for alarm in alarms.values() for metric in _alarm_metrics(alarm)}
+    assert {
+        ("AWS/ApplicationELB", "HTTPCode_Target_5XX_Count"),
+        ("AWS/ApplicationELB", "RequestCount"),
+        ("AWS/ApplicationELB", "TargetResponseTime"),
+        ("AWS/DynamoDB", "ReadThrottleEvents"),
+        ("AWS/DynamoDB", "WriteThrottleEvents"),
+        ("AWS/Lambda", "IteratorAge"),
+        ("AWS/Lambda", "Errors"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+    } <= watched
+    for alarm in alarms.values():
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+        assert alarm["TreatMissingData"] == "notBreaching"
+    (rate,) = [q for q in alarms["ServerErrorRateAlarm"]["Metrics"] if q.get("ReturnData")]
+    assert "100 * (FILL(target5xx, 0) + FILL(lb5xx, 0)) / requests" in rate["Expression"]
+    assert alarms["LatencyAlarm"]["ExtendedStatistic"] == "p99"
