@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint typecheck pytest codegen schema-diff schema bench bench-ranks soak clean
+.PHONY: install node-install browser redis serve test lint lint-template typecheck pytest codegen schema-diff schema bench bench-ranks soak clean
 
 install: $(VENV)/.installed
 
@@ -41,6 +41,11 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
+# cfn-lint on the AWS deployment (deploy/template.yaml); tests/test_deploy_template.py checks
+# the template against the code (the table, the task role's DynamoDB actions, the environment).
+lint-template: install
+	$(BIN)/cfn-lint deploy/template.yaml
+
 typecheck: install
 	$(BIN)/mypy
 
@@ -64,7 +69,7 @@ codegen: node_modules/.installed
 schema-diff: node_modules/.installed
 	$(NODE_BIN)/graphql-inspector diff schema/released.graphql schema.graphql
 
-test: lint typecheck codegen schema-diff pytest
+test: lint lint-template typecheck codegen schema-diff pytest
 
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql

@@ -26,6 +26,7 @@ __all__ = [
     "BATCH_GET_LIMIT",
     "GSI1",
     "GSI2",
+    "TTL_ATTRIBUTE",
     "Db",
     "ImmutableItems",
     "Item",
@@ -40,6 +41,7 @@ __all__ = [
     "query_page",
     "range_page",
     "serialize",
+    "table_definition",
 ]
 
 GSI1 = "GSI1"
@@ -47,6 +49,8 @@ GSI2 = "GSI2"
 BATCH_GET_LIMIT = 100
 STREAM: Any = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
 """The table's stream, read by the rank index (rankindex/)."""
+TTL_ATTRIBUTE = "ttl"
+"""The attribute holding an item's expiry (epoch seconds), DynamoDB's time to live."""
 _UNPROCESSED_RETRIES = 8
 
 Key = tuple[str, str]
@@ -381,33 +385,40 @@ async def count(
         kwargs["ExclusiveStartKey"] = last
 
 
-async def create_table(client: DynamoDBClient, name: str) -> bool:
-    """Create the table with both GSIs, its stream and TTL if it does not exist (and turn on
-    the stream of an older table without one). True when newly created."""
+def table_definition(name: str) -> dict[str, Any]:
+    """The CreateTable request of the table ``name``: string keys pk/sk, the GSIs GSI1 and GSI2
+    (keys gsi1pk/gsi1sk and gsi2pk/gsi2sk, every attribute projected), on-demand billing and
+    the stream. deploy/template.yaml declares the same table; its test compares the two."""
     attributes: Iterable[str] = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+    return {
+        "TableName": name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
+        "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": index,
+                "KeySchema": [
+                    {"AttributeName": f"{index.lower()}pk", "KeyType": "HASH"},
+                    {"AttributeName": f"{index.lower()}sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in (GSI1, GSI2)
+        ],
+        "StreamSpecification": STREAM,
+    }
+
+
+async def create_table(client: DynamoDBClient, name: str) -> bool:
+    """Create the table (``table_definition``) with its TTL if it does not exist (and turn on
+    the stream of an older table without one). True when newly created."""
     created = True
     try:
-        await client.create_table(
-            TableName=name,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in attributes],
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": index,
-                    "KeySchema": [
-                        {"AttributeName": f"{index.lower()}pk", "KeyType": "HASH"},
-                        {"AttributeName": f"{index.lower()}sk", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-                for index in (GSI1, GSI2)
-            ],
-            StreamSpecification=STREAM,
-        )
+        await client.create_table(**table_definition(name))
     except ClientError as error:
         if error.response["Error"]["Code"] != "ResourceInUseException":
             raise
@@ -421,6 +432,7 @@ async def create_table(client: DynamoDBClient, name: str) -> bool:
     ttl = await client.describe_time_to_live(TableName=name)
     if ttl["TimeToLiveDescription"].get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         await client.update_time_to_live(
-            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+            TableName=name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         )
     return created
