@@ -25,15 +25,17 @@ COPY leaderboard leaderboard
 COPY rankindex rankindex
 
 # A throwaway venv with the dependencies runs the build step; the wheel built afterwards
-# carries the files it wrote into leaderboard/graphiql_assets/.
+# carries the files it wrote into leaderboard/graphiql_assets/. The build venv's pip then
+# installs the wheel into /opt/venv, which has no pip of its own.
 RUN python -m venv /opt/build \
     && /opt/build/bin/pip install --no-cache-dir --constraint constraints.txt . \
     && LEADERBOARD_CACHE_DIR=/tmp/npm-cache /opt/build/bin/python -m leaderboard.graphiql_bundle \
         --output leaderboard/graphiql_assets \
     && rm -rf build leaderboard_service.egg-info \
     && /opt/build/bin/pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
-    && python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-cache-dir --constraint constraints.txt /wheels/*.whl
+    && python -m venv --without-pip /opt/venv \
+    && /opt/build/bin/pip --python /opt/venv/bin/python install --no-cache-dir \
+        --constraint constraints.txt /wheels/*.whl
 
 FROM python:3.11-slim
 
