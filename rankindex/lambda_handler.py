@@ -8,10 +8,11 @@ LEADERBOARD_TABLE (the index's namespace: the service's table name; default
 idempotent, so retried batches and replays change nothing in the index (they repeat notices,
 which readers merge).
 
-A batch is applied in one round trip to Redis. When Redis fails, the answer names the
-batch's first record as the first failure, so Lambda retries the batch from there (records
-of the batch that did reach the index are applied again, changing nothing) and never moves
-past a record that was not applied.
+A batch is applied in one round trip to Redis. When Redis fails (refuses, or does not
+answer within the timeouts below), the answer names the batch's first record as the first
+failure, so Lambda retries the batch from there (records of the batch that did reach the
+index are applied again, changing nothing) and never moves past a record that was not
+applied.
 """
 
 from __future__ import annotations
@@ -29,9 +30,20 @@ from rankindex.index import RankIndex
 from rankindex.notices import notices
 from rankindex.projection import project_all
 
-__all__ = ["DEFAULT_TABLE", "SettingsError", "handle_batch", "handler"]
+__all__ = [
+    "COMMAND_TIMEOUT",
+    "CONNECT_TIMEOUT",
+    "DEFAULT_TABLE",
+    "SettingsError",
+    "handle_batch",
+    "handler",
+]
 
 DEFAULT_TABLE = "leaderboard"
+CONNECT_TIMEOUT = 5.0
+"""Seconds to connect to Redis before the batch is reported failed."""
+COMMAND_TIMEOUT = 30.0
+"""Seconds Redis may take to answer one round trip (a batch's is the longest)."""
 log = logging.getLogger("leaderboard")
 
 
@@ -46,7 +58,9 @@ async def handle_batch(event: Mapping[str, Any]) -> dict[str, Any]:
         raise SettingsError("LEADERBOARD_REDIS_URL is not set: set it to the rank index's Redis")
     namespace = os.environ.get("LEADERBOARD_TABLE") or DEFAULT_TABLE
     records: list[dict[str, Any]] = list(event.get("Records", []))
-    redis = Redis.from_url(redis_url)
+    redis = Redis.from_url(
+        redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=COMMAND_TIMEOUT
+    )
     try:
         index = RankIndex(redis, namespace)
         await index.apply(project_all(records), notices(records))

@@ -169,6 +169,22 @@ async def test_a_batch_redis_refuses_is_reported_from_its_first_record(
     assert (await index.verify(api.db, "b")).ok
 
 
+async def test_a_batch_redis_does_not_answer_is_reported_within_the_timeout(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = indexed.api
+    await api.create_board("b")
+    records = await _all_records(indexed)
+    monkeypatch.setattr(lambda_handler, "COMMAND_TIMEOUT", 0.5)
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        monkeypatch.setenv("LEADERBOARD_REDIS_URL", f"redis://127.0.0.1:{silent.getsockname()[1]}")
+        answer = await asyncio.wait_for(lambda_handler.handle_batch({"Records": records}), 60)
+    first = records[0]["dynamodb"]["SequenceNumber"]
+    assert answer == {"batchItemFailures": [{"itemIdentifier": first}]}
+
+
 async def test_the_handler_refuses_to_run_without_its_redis_url(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
