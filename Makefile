@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint lint-template typecheck pytest codegen schema-diff schema bench bench-ranks soak clean
+.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema wheel lambda-package bench bench-ranks soak clean
 
 install: $(VENV)/.installed
 
@@ -46,6 +46,10 @@ lint: install
 lint-template: install
 	$(BIN)/cfn-lint deploy/template.yaml
 
+# The Dockerfile, against hadolint's rules (pinned in the dev extras).
+lint-docker: install
+	$(BIN)/hadolint Dockerfile
+
 typecheck: install
 	$(BIN)/mypy
 
@@ -69,10 +73,24 @@ codegen: node_modules/.installed
 schema-diff: node_modules/.installed
 	$(NODE_BIN)/graphql-inspector diff schema/released.graphql schema.graphql
 
-test: lint lint-template typecheck codegen schema-diff pytest
+test: lint lint-template lint-docker typecheck codegen schema-diff pytest
 
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
+
+# The service as a wheel in dist/ with GraphiQL's four files inside: fetched from npm, their
+# sha512 checked against the pins, written into leaderboard/graphiql_assets/ (git-ignored).
+wheel: install
+	$(BIN)/python -m leaderboard.graphiql_bundle
+	rm -rf build/lib
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist .
+
+# The rank-index projector's Lambda package, dist/rankindex-lambda.zip: the handler, the
+# modules it imports and their pinned dependencies for Lambda's Python 3.11 (x86_64; set
+# LAMBDA_PLATFORM=manylinux2014_aarch64 for arm64), without boto3 (the runtime has it).
+LAMBDA_PLATFORM ?= manylinux2014_x86_64
+lambda-package: install
+	$(BIN)/python -m shipping.lambda_package --platform $(LAMBDA_PLATFORM)
 
 # The whole benchmark (about 22 minutes on two cores, not part of `make test`): access
 # patterns at 1k, 10k and 100k entries, the mixed workload at 1-64 clients against
@@ -100,4 +118,5 @@ soak: install redis
 	$(BIN)/python -m soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated \
+	  build dist leaderboard/graphiql_assets

@@ -25,7 +25,7 @@ from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
-from leaderboard.graphiql import ensure_graphiql_assets
+from leaderboard.graphiql_bundle import graphiql_assets
 from leaderboard.observability import configure_logging
 from leaderboard.seed import seed
 from leaderboard.workers import WorkerPool, default_workers
@@ -193,7 +193,7 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
             log.info("new table %s: loading %d demo players", db.table, args.demo_players)
             await seed(db, args.demo_players, progress=sys.stderr.isatty())
 
-    assets = ensure_graphiql_assets(cache)
+    assets = graphiql_assets(cache)
 
     def build() -> web.Application:
         return create_app(

@@ -33,6 +33,7 @@ __all__ = [
     "REACT",
     "REACT_DOM",
     "add_graphiql_asset_route",
+    "assets_key",
     "ensure_graphiql_assets",
     "graphiql_page",
     "render_graphiql_page",
@@ -84,7 +85,7 @@ def ensure_graphiql_assets(cache_dir: Path) -> Path:
     It is built beside its final place and renamed in one step, so a folder that exists is
     complete. Raises :class:`~leaderboard.npm.FetchError` when a package cannot be fetched.
     """
-    target = cache_dir.absolute() / "graphiql" / _assets_key()
+    target = cache_dir.absolute() / "graphiql" / assets_key()
     if _is_complete(target):
         return target
     sources = {
@@ -224,7 +225,8 @@ def add_graphiql_asset_route(
     app.router.add_get(f"{prefix.rstrip('/')}/{{name}}", serve_asset, name="graphiql-asset")
 
 
-def _assets_key() -> str:
+def assets_key() -> str:
+    """A name for the pinned asset set: it changes whenever a pin or a file mapping does."""
     pins = sorted(
         (name, package.name, package.version, package.integrity, inner)
         for name, (package, inner) in ASSET_FILES.items()
