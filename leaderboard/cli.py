@@ -26,6 +26,7 @@ from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
 from leaderboard.graphiql_bundle import graphiql_assets
+from leaderboard.metrics import pooled_metrics
 from leaderboard.observability import configure_logging
 from leaderboard.seed import seed
 from leaderboard.workers import WorkerPool, default_workers
@@ -213,15 +214,16 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
             asyncio.run(_with_db(settings, backend, prepare))
         if workers == 1:
             return _serve_one(build(), args, settings, announce)
-        pool = WorkerPool(
-            build,
-            host=args.host,
-            port=args.port,
-            workers=workers,
-            limits=settings.limits,
-            on_ready=announce,
-        )
-        return pool.serve()
+        with pooled_metrics():
+            pool = WorkerPool(
+                build,
+                host=args.host,
+                port=args.port,
+                workers=workers,
+                limits=settings.limits,
+                on_ready=announce,
+            )
+            return pool.serve()
     finally:
         if redis is not None:
             redis.stop()

@@ -10,12 +10,15 @@ circuit gauge is the highest of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import math
 import os
 import re
-from collections.abc import Iterable
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
 
 from aiohttp import web
 from prometheus_client import (
@@ -25,6 +28,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
+    values,
 )
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from redis.exceptions import RedisError
@@ -45,6 +49,7 @@ __all__ = [
     "MetricsAccess",
     "ResponseCacheMetrics",
     "add_metrics_route",
+    "pooled_metrics",
     "process_exited",
 ]
 
@@ -307,6 +312,27 @@ def add_metrics_route(
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app.router.add_get("/metrics", scrape)
+
+
+@contextlib.contextmanager
+def pooled_metrics() -> Iterator[None]:
+    """For a pool of worker processes: the directory of ``PROMETHEUS_MULTIPROC_DIR`` if it is
+    set, else an empty one made for this run (and removed after it), so that a scrape of any
+    worker reports the whole pool."""
+    if os.environ.get(MULTIPROCESS_DIR):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="leaderboard-metrics-")
+    os.environ[MULTIPROCESS_DIR] = directory
+    # prometheus-client chooses how metrics keep their values when it is imported, which
+    # was before the directory existed: choose again (no metric has been made yet).
+    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROCESS_DIR, None)
+        values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def process_exited(pid: int) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from dynamo.scores import player_entry
 from dynamo.table import create_table
@@ -226,6 +227,25 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+async def _operations_counted(base: str, scrapes: int) -> list[float]:
+    """The GraphQL operations counted by ``scrapes`` scrapes of /metrics, made at once over
+    fresh connections (so that both workers answer some)."""
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as h:
+
+        async def one() -> float:
+            async with h.get(f"{base}/metrics") as response:
+                assert response.status == 200
+                text = await response.text()
+            return sum(
+                sample.value
+                for family in text_string_to_metric_families(text)
+                for sample in family.samples
+                if sample.name == "leaderboard_requests_total"
+            )
+
+        return list(await asyncio.gather(*(one() for _ in range(scrapes))))
+
+
 async def _answering_pids(base: str, want: set[int]) -> set[int]:
     """The pids named by /healthz, asked over fresh connections at once, until ``want`` have
     all answered (or a minute has passed)."""
@@ -262,6 +282,11 @@ async def test_workers_share_the_port_and_a_dead_one_is_replaced(
                 http, served.base, '{ leaderboard(id: "b") { entryCount } }'
             )  # on whichever worker
             assert top["leaderboard"]["entryCount"] == 1
+        # Without a PROMETHEUS_MULTIPROC_DIR of its own, the pool still reports its metrics
+        # pooled: a scrape of either worker counts every operation sent (the board, the
+        # players, the play, the read).
+        for _ in range(3):
+            assert await _operations_counted(served.base, 8) == [len(players) + 3] * 8
 
         dead = min(workers)
         os.kill(dead, signal.SIGKILL)
