@@ -74,8 +74,9 @@ schema: install
 # `leaderboard serve` in its own process, the same workload at 8 and 32 clients as the raw
 # calls the service makes (its floor) and against the service with 1 worker and one per core,
 # response cache off and on (bench.fleet), the workload at 8 clients under attack by 4
-# anonymous clients sending the costliest documents the limits admit, and the PNG charts;
-# results in bench/results/.
+# anonymous clients sending the costliest documents the limits admit, the request units and
+# cost of each operation and of the mix with one board's write ceiling (bench.capacity), and
+# the PNG charts; results in bench/results/.
 bench: install redis
 	$(BIN)/python -m bench
 
