@@ -5,6 +5,8 @@ README's capacity table cannot drift from the code unnoticed."""
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from bench.capacity.run import Plan, Results, measure_size
 from bench.capacity.sizes import item_size, number_size, read_units, write_units
 from bench.capacity.units import call_units
 
+ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = 120
 TEST_PLAN = Plan(
     sizes=(ENTRIES,),
@@ -151,3 +154,24 @@ def test_the_hot_board_writes_between_2_and_6_wcu_per_play_on_its_partition(
         assert hot.hottest_partition == f"LEADERBOARD#hot-{hot.operator.lower()}"
         assert 2.0 <= hot.board_wcu_per_play <= 6.0
         assert hot.ceiling_plays_per_second == PARTITION_WCU / hot.board_wcu_per_play
+
+
+def test_the_committed_results_hold_the_units_the_code_spends_now(measured_run: Results) -> None:
+    """The README's capacity table comes from bench/results/capacity.json: the operations whose
+    units do not depend on the board's size must cost there what they cost here."""
+    committed = {
+        row["name"]: row
+        for row in json.loads((ROOT / "bench" / "results" / "capacity.json").read_text())[
+            "operations"
+        ]
+    }
+    for m in measured_run.operations:
+        if m.name.startswith("profile page"):
+            continue  # its COUNT ranks read more on a larger board
+        row = committed[m.name]
+        assert (row["read_units"], row["write_units"], row["index_write_units"]) == (
+            m.read,
+            m.write,
+            m.index_write,
+        ), m.name
+        assert row["board_partition_write_units"] == m.board_write, m.name

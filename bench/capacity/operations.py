@@ -44,6 +44,11 @@ PLAY_STEPS: dict[Operator, tuple[tuple[str, int], ...]] = {
 """Three plays of one player on a board of each operator, with their scores."""
 
 
+def _a(operator: Operator) -> str:
+    """``operator``'s name with its article: "a BEST", "an INCREMENT"."""
+    return f"{'an' if operator.value[0] in 'AEIOU' else 'a'} {operator.value}"
+
+
 def play_board_id(operator: Operator) -> str:
     """The board the plays of ``operator`` go to."""
     return f"capacity-{operator.value.lower()}"
@@ -117,7 +122,7 @@ async def play_operations(probe: Probe) -> list[Measured]:
         for step, score in steps:
             _, units = await probe.units_of(partial(submit, probe, player, score, [board_id]))
             results.append(
-                measured(f"play on a {operator.value} board: {step}", units, board_id=board_id)
+                measured(f"play on {_a(operator)} board: {step}", units, board_id=board_id)
             )
     player = "capacity-multi-player"
     await create_player(probe.db, new_player(player, at))

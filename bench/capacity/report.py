@@ -45,7 +45,7 @@ def _units_table(rows: Sequence[Measured]) -> list[str]:
 def _hot_table(hot: Sequence[HotResult]) -> list[str]:
     lines = [
         "| operator | plays/s offered | plays | board partition WCU/s (mean, peak second)"
-        " | hottest partition | WCU per play on the board's partition (board item + Score items)"
+        " | hottest partition | WCU per play on the board's partition (Score items + board item)"
         f" | plays/s before {PARTITION_WCU:,.0f} WCU/s |",
         "|---|--:|--:|--:|---|--:|--:|",
     ]
