@@ -69,7 +69,7 @@ test: lint typecheck codegen schema-diff pytest
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
 
-# The whole benchmark (about 22 minutes on two cores, not part of `make test`): access
+# The whole benchmark (about 30 minutes on two cores, not part of `make test`): access
 # patterns at 1k, 10k and 100k entries, the mixed workload at 1-64 clients against
 # `leaderboard serve` in its own process, the same workload at 8 and 32 clients as the raw
 # calls the service makes (its floor) and against the service with 1 worker and one per core,

@@ -65,6 +65,7 @@ class HotResult:
         return PARTITION_WCU / self.board_wcu_per_play if self.board_wcu_per_play else 0.0
 
     def document(self) -> dict[str, Any]:
+        """The run's numbers, as the JSON report holds them."""
         return {
             "operator": self.operator,
             "offered_plays_per_second": self.offered_per_second,

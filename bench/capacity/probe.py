@@ -53,6 +53,7 @@ class Measured:
 
     @property
     def computed(self) -> float:
+        """Every unit computed: reads, table writes and index writes."""
         return self.read + self.write + self.index_write
 
     def per_request(self) -> dict[str, Any]:

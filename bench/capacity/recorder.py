@@ -27,6 +27,15 @@ INDEX_KEYS = {"GSI1": ("gsi1pk", "gsi1sk"), "GSI2": ("gsi2pk", "gsi2sk")}
 
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 _QUERY_EXTRAS = ("Select", "ProjectionExpression", "FilterExpression")
+"""What makes a Query's answer leave out items (or attributes) it read."""
+_NOT_REPLAYED = frozenset(
+    {
+        *_QUERY_EXTRAS,
+        "ReturnConsumedCapacity",
+        "ExpressionAttributeNames",
+        "ExpressionAttributeValues",
+    }
+)
 _CONTEXT = "capacity_recorder"
 _BATCH = 100
 
@@ -255,13 +264,7 @@ class CapacityRecorder:
 
     async def _replay(self, operation: str, params: Mapping[str, Any]) -> list[Item]:
         """The items a Query page (or Scan page) read, read again whole."""
-        replay = {
-            k: v
-            for k, v in params.items()
-            if k not in _QUERY_EXTRAS
-            and k not in ("ReturnConsumedCapacity", "ExpressionAttributeNames")
-            and k != "ExpressionAttributeValues"
-        }
+        replay = {k: v for k, v in params.items() if k not in _NOT_REPLAYED}
         condition = str(params.get("KeyConditionExpression", ""))
         names = _placeholders_in(condition, params.get("ExpressionAttributeNames"))
         values = _placeholders_in(condition, params.get("ExpressionAttributeValues"))

@@ -86,6 +86,7 @@ class CallUnits:
         return self.read + self.write + self.index_write
 
     def add(self, other: CallUnits) -> None:
+        """Add ``other``'s calls and units to these."""
         for name, n in other.calls.items():
             self.calls[name] = self.calls.get(name, 0) + n
         self.read += other.read
