@@ -92,13 +92,14 @@ LAMBDA_PLATFORM ?= manylinux2014_x86_64
 lambda-package: install
 	$(BIN)/python -m shipping.lambda_package --platform $(LAMBDA_PLATFORM)
 
-# The whole benchmark (about 22 minutes on two cores, not part of `make test`): access
+# The whole benchmark (about 30 minutes on two cores, not part of `make test`): access
 # patterns at 1k, 10k and 100k entries, the mixed workload at 1-64 clients against
 # `leaderboard serve` in its own process, the same workload at 8 and 32 clients as the raw
 # calls the service makes (its floor) and against the service with 1 worker and one per core,
 # response cache off and on (bench.fleet), the workload at 8 clients under attack by 4
-# anonymous clients sending the costliest documents the limits admit, and the PNG charts;
-# results in bench/results/.
+# anonymous clients sending the costliest documents the limits admit, the request units and
+# cost of each operation and of the mix with one board's write ceiling (bench.capacity), and
+# the PNG charts; results in bench/results/.
 bench: install redis
 	$(BIN)/python -m bench
 

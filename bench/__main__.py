@@ -10,7 +10,9 @@
    core, its response cache off and on; and the top-100 page alone at one client;
 4. :mod:`bench.attack`: the mixed workload at 8 clients alone, then while 4 anonymous attackers
    send the costliest documents the limits admit;
-5. :mod:`bench.core.charts`: the PNG charts of the first two (the fleet draws its own).
+5. :mod:`bench.capacity`: the request units of each operation and of the mix, its cost, and
+   the plays per second one board takes before its partition's write ceiling;
+6. :mod:`bench.core.charts`: the PNG charts of the first two (the fleet draws its own).
 
 Results go to ``bench/results/`` (or ``--out``). The exit status is 1 when a part failed or a
 request of the mixed workload failed (under attack too); the parts after a failed one still
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from bench.access_patterns import cli as access_patterns
 from bench.attack import cli as attack
+from bench.capacity import cli as capacity
 from bench.core import charts
 from bench.core.report import log
 from bench.fleet import cli as fleet
@@ -39,28 +42,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description="The whole benchmark: access patterns, mixed workload, against the floor, under"
-        " attack, charts.",
+        " attack, capacity and cost, charts.",
     )
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a short smoke run (1,000 and 10,000 entries, 30 requests; 8 s levels and runs)",
+        help="a short smoke run (1,000 and 10,000 entries, 30 requests; 8 s levels and runs;"
+        " capacity at 1,000 players)",
     )
     args = parser.parse_args(argv)
     out = ["--out", str(args.out)]
     patterns_args, mixed_args, attack_args = list(out), list(out), list(out)
-    fleet_args = list(out)
+    fleet_args, capacity_args = list(out), list(out)
     if args.quick:
         patterns_args += ["--entries", "1000", "10000", "--requests", "30", "--op-seconds", "5"]
         mixed_args += ["--duration", "8", "--warmup", "2"]
         fleet_args += ["--quick"]
         attack_args += ["--duration", "8", "--warmup", "2", "--prewarm", "3"]
+        capacity_args += ["--quick"]
     parts: list[tuple[str, Callable[[], int]]] = [
         ("access patterns", lambda: access_patterns.main(patterns_args)),
         ("mixed workload", lambda: mixed.main(mixed_args)),
         ("against the floor", lambda: fleet.main(fleet_args)),
         ("under attack", lambda: attack.main(attack_args)),
+        ("capacity and cost", lambda: capacity.main(capacity_args)),
         ("charts", lambda: charts.main(out)),
     ]
     status = 0

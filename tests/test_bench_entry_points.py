@@ -12,6 +12,7 @@ ENTRY_POINTS = (
     "bench",
     "bench.access_patterns",
     "bench.attack",
+    "bench.capacity",
     "bench.fleet",
     "bench.hotspots",
     "bench.mixed",
