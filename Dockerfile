@@ -54,7 +54,7 @@ WORKDIR /tmp
 USER 10001:10001
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4)"]
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/livez', timeout=4)"]
 
 # The DynamoDB endpoint comes from AWS_ENDPOINT_URL_DYNAMODB, the number of worker
 # processes from LEADERBOARD_WORKERS (default one per core).

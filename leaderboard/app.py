@@ -181,6 +181,7 @@ def create_app(
     app.router.add_route("GET", "/graphql", view)
     app.router.add_route("POST", "/graphql", view)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/livez", livez)
     add_metrics_route(
         app,
         metrics,
@@ -305,6 +306,13 @@ def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
 
     feed.on_notice(notice)
     feed.on_resync(measured.resync)
+
+
+async def livez(request: web.Request) -> web.Response:
+    """200 while the process serves HTTP, whatever its backends' state: what a load balancer
+    or an orchestrator asks before it restarts a process. Replacing a process cannot mend an
+    unreachable table, so that is left to ``/healthz`` and to alarms."""
+    return web.json_response({"status": "alive", "pid": os.getpid()})
 
 
 async def healthz(request: web.Request) -> web.Response:

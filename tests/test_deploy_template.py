@@ -466,7 +466,7 @@ def test_the_load_balancer_waits_out_the_service_drain_bound() -> None:
     attributes = {a["Key"]: a["Value"] for a in group["TargetGroupAttributes"]}
     assert int(attributes["deregistration_delay.timeout_seconds"]) == drain
     assert _container()["StopTimeout"] > drain
-    assert group["HealthCheckPath"] == "/healthz"
+    assert group["HealthCheckPath"] == "/livez"
     assert group["Port"] == _container()["PortMappings"][0]["ContainerPort"] == 8080
 
 

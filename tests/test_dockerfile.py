@@ -56,13 +56,13 @@ def test_the_runtime_stage_runs_serve_on_8080_as_a_non_root_user() -> None:
     assert "pip" not in runs
 
 
-def test_the_health_check_asks_healthz_with_the_standard_library() -> None:
+def test_the_health_check_asks_livez_with_the_standard_library() -> None:
     check = dict(_runtime_stage())["HEALTHCHECK"]
     options, _, command = check.partition(" CMD ")
     program = json.loads(command)
     assert program[:2] == ["python", "-c"]
     assert "urllib.request" in program[2]
-    assert "http://127.0.0.1:8080/healthz" in program[2]
+    assert "http://127.0.0.1:8080/livez" in program[2]
     assert shlex.split(options) == [
         "--interval=30s",
         "--timeout=5s",

@@ -226,6 +226,10 @@ async def test_backend_down_fails_fast_and_recovers_by_itself(
     assert elapsed < 40
     health = await api.http.get("/healthz")
     assert health.status == 503
+    # The process itself is alive: a load balancer or orchestrator asking /livez keeps it.
+    live = await api.http.get("/livez")
+    assert live.status == 200
+    assert (await live.json())["status"] == "alive"
 
     local.start()  # same port, same data folder
     # A cold DynamoDB Local on a loaded machine may take long to answer its first reads
