@@ -15,6 +15,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import aioboto3
 from aiobotocore.config import AioConfig
@@ -27,7 +28,14 @@ from dynamo.wire import WireParserFactory
 from leaderboard.config import Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 
-__all__ = ["LOCAL_CREDENTIALS", "Backend", "open_backend", "open_stream", "open_table"]
+__all__ = [
+    "LOCAL_CREDENTIALS",
+    "Backend",
+    "open_backend",
+    "open_stream",
+    "open_table",
+    "streams_endpoint",
+]
 
 LOCAL_CREDENTIALS = ("local", "local")
 """DynamoDB Local accepts any credentials; these keep the AWS credential chain out of it."""
@@ -120,6 +128,18 @@ async def open_table(
         yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
 
 
+def streams_endpoint(endpoint_url: str | None) -> str | None:
+    """The DynamoDB Streams endpoint beside the DynamoDB endpoint ``endpoint_url``. DynamoDB
+    Local (or any other stand-in) answers both APIs at one address; AWS answers Streams at an
+    address of its own (``streams.dynamodb.<region>.amazonaws.com``), which the SDK finds by
+    itself (or takes from ``AWS_ENDPOINT_URL_DYNAMODB_STREAMS``) when given none."""
+    if endpoint_url is None:
+        return None
+    host = (urlsplit(endpoint_url).hostname or "").lower()
+    aws = host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
+    return None if aws else endpoint_url
+
+
 @contextlib.asynccontextmanager
 async def open_stream(
     settings: Settings, credentials: tuple[str, str] | None, db: Db
@@ -128,7 +148,7 @@ async def open_stream(
     on leaving."""
     async with _aws().client(
         "dynamodbstreams",
-        endpoint_url=settings.endpoint_url,
+        endpoint_url=streams_endpoint(settings.endpoint_url),
         region_name=settings.region,
         aws_access_key_id=credentials[0] if credentials else None,
         aws_secret_access_key=credentials[1] if credentials else None,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import aioboto3
 import pytest
 
+from leaderboard.backend import streams_endpoint
 from leaderboard.embedded_dynamodb import (
     EmbeddedDynamoDB,
     EmbeddedDynamoDBError,
@@ -274,3 +275,23 @@ def test_server_left_running_is_stopped_at_interpreter_exit(cache_dir: Path) -> 
     assert result.stdout.startswith("http://127.0.0.1:")
     assert result.stdout.count("\n") == 1
     assert not accepts_connections(port_of(result.stdout.strip()))
+
+
+@pytest.mark.parametrize(
+    ("dynamodb", "streams"),
+    [
+        (None, None),
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("http://localstack:4566", "http://localstack:4566"),
+        ("https://dynamodb.eu-west-1.amazonaws.com", None),
+        ("https://dynamodb-fips.us-east-1.amazonaws.com", None),
+        ("https://dynamodb.cn-north-1.amazonaws.com.cn", None),
+        ("https://dynamodb.us-east-1.api.aws", None),
+    ],
+)
+def test_the_stream_is_read_where_the_table_is_or_at_aws_own_streams_address(
+    dynamodb: str | None, streams: str | None
+) -> None:
+    """DynamoDB Local answers the Streams API at the table's address; AWS at its own, which
+    the SDK resolves when given no endpoint."""
+    assert streams_endpoint(dynamodb) == streams
