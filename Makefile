@@ -43,8 +43,10 @@ lint: install
 
 # cfn-lint on the AWS deployment (deploy/template.yaml); tests/test_deploy_template.py checks
 # the template against the code (the table, the task role's DynamoDB actions, the environment).
+# Its standard input is /dev/null: cfn-lint reads a template from it when it is no terminal,
+# and stops when there is none at all.
 lint-template: install
-	$(BIN)/cfn-lint deploy/template.yaml
+	$(BIN)/cfn-lint deploy/template.yaml < /dev/null
 
 # The Dockerfile, against hadolint's rules (pinned in the dev extras).
 lint-docker: install
