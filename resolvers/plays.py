@@ -11,7 +11,7 @@ from dynamo.scores import rank_value
 from rankindex.notices import Notice, NoticeKind
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
-from resolvers.response_cache import Written, writing
+from resolvers.response_cache import writing
 
 __all__ = ["PlayArguments", "clean_play", "submit_score"]
 
@@ -92,9 +92,16 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
     }
     with writing(ctx.responses, ctx.broker.writes, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
-        for board in result.boards:
-            if board.improved:
-                _changed(written, board, play.player_id)
+        changes = {
+            board.leaderboard_id: _change(board, play.player_id)
+            for board in result.boards
+            if board.improved
+        }
+        for board_id, change in changes.items():
+            if change is None:
+                written.boards.append(board_id)
+            else:
+                written.changes.append(change)
     # What the transaction wrote is known exactly: later fields of the payload (each entry, its
     # board, the session) read it from the loaders instead of from the table again.
     loaders = ctx.loaders
@@ -105,38 +112,28 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         if board.board is not None:
             loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
     loaders.session.prime((play.player_id, result.session.session_id), result.session)
-    for board in result.boards:
-        if board.improved and not result.duplicate:
-            _played(ctx, board, play.player_id)
-            ctx.broker.publish(board.leaderboard_id)
+    if not result.duplicate:
+        for board_id, change in changes.items():
+            if change is not None and change.version is not None and change.after is not None:
+                # Its copy from the change feed then wakes nobody a second time.
+                ctx.broker.writes.played(board_id, play.player_id, change.version, change.after)
+            ctx.broker.publish(board_id)
     return result
 
 
-def _changed(written: Written, result: BoardResult, player_id: str) -> None:
+def _change(result: BoardResult, player_id: str) -> Notice | None:
     """What the play changed on one board: exactly its entry, as the change feed's notice of
-    it will say (a page the entry does not reach stays cached), or, for a result replayed
-    from a record, anything of the board."""
+    it will say (a page the entry does not reach stays cached); None for a result replayed
+    from a record, which may have changed anything of the board."""
     board = result.board
     if board is None or result.version is None:
-        written.boards.append(result.leaderboard_id)
-        return
-    written.changes.append(
-        Notice(
-            NoticeKind.PUT,
-            board=result.leaderboard_id,
-            player=player_id,
-            before=result.previous_rank_value,
-            after=int(rank_value(result.entry.score, board.score_width, board.sort_order)),
-            version=result.version,
-            fresh=result.first,
-        )
+        return None
+    return Notice(
+        NoticeKind.PUT,
+        board=result.leaderboard_id,
+        player=player_id,
+        before=result.previous_rank_value,
+        after=int(rank_value(result.entry.score, board.score_width, board.sort_order)),
+        version=result.version,
+        fresh=result.first,
     )
-
-
-def _played(ctx: Context, result: BoardResult, player_id: str) -> None:
-    """Record the play's change of the entry, so that its copy from the change feed wakes
-    nobody a second time."""
-    board = result.board
-    if board is not None and result.version is not None:
-        value = int(rank_value(result.entry.score, board.score_width, board.sort_order))
-        ctx.broker.writes.played(result.leaderboard_id, player_id, result.version, value)
