@@ -43,16 +43,19 @@ FLEET = replace(
     clients=6,
     fleet=True,
     workers=2,
+    limits=replace(PATIENT, dynamodb_read_timeout=5.0),
     watch=WatchConfig(
         bound=25.0, probe_every=0.5, warmup=10.0, sockets_per_instance=2, readers_per_instance=2
     ),
 )
 """Two `leaderboard serve --workers 2` processes (each beside a rank indexer) with their
 caches and subscriptions on, as in ``make soak`` but shorter and smaller. The staleness bound
-is wider than ``make soak``'s, for a machine running the whole suite beside it (where an
-instance has been seen to fall about 20 s behind on its first notices), and still under the
-response cache's own limit on an answer's age (30 s): a cached page that no notice evicted
-fails it, and so does a subscriber that stopped hearing of changes."""
+is wider than ``make soak``'s, for a machine running the whole suite beside it, and still
+under the response cache's own limit on an answer's age (30 s): a cached page that no notice
+evicted fails it, and so does a subscriber that stopped hearing of changes. A DynamoDB call
+waits at most 5 s for its answer before it is retried (the service's default is 3 s; the
+tests' patient 20 s once held a subscriber's read, and its push, for over 20 s when DynamoDB
+Local left one answer unsent under the suite's load)."""
 
 
 def _summary(result: SoakResult) -> str:
