@@ -53,9 +53,10 @@ caches and subscriptions on, as in ``make soak`` but shorter and smaller. The st
 is wider than ``make soak``'s, for a machine running the whole suite beside it, and still
 under the response cache's own limit on an answer's age (30 s): a cached page that no notice
 evicted fails it, and so does a subscriber that stopped hearing of changes. A DynamoDB call
-waits at most 5 s for its answer before it is retried (the service's default is 3 s; the
-tests' patient 20 s once held a subscriber's read, and its push, for over 20 s when DynamoDB
-Local left one answer unsent under the suite's load)."""
+waits at most 5 s for its answer before it is retried (the service's default is 3 s). With
+the tests' patient 20 s, one subscriber's push came 20 to 26 s late a few times under the
+suite's load, all of an instance's late probes at once: the mark of one read held for the
+whole timeout."""
 
 
 def _summary(result: SoakResult) -> str:
