@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from typing import Any
 import pytest
 
 from leaderboard.config import default_cache_dir
+from tests.cli_process import serving
 
 pytestmark = pytest.mark.slow
 
@@ -38,13 +37,6 @@ for page in client.get_paginator("scan").paginate(TableName=sys.argv[1]):
         print(item)
 """
 """Prints every item of a table (argv: table, endpoint)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -79,38 +71,8 @@ def _graphql(base: str, query: str, key: str | None = None) -> dict[str, Any]:
 @contextmanager
 def _serving(*args: str, cwd: Path) -> Iterator[tuple[str, Path]]:
     """Run `leaderboard serve` until healthy; yields its base URL and its output file."""
-    port = _free_port()
-    output = cwd / f"serve-{port}.log"
-    with open(output, "w") as sink:
-        process = subprocess.Popen(
-            [*CLI, "serve", "--port", str(port), *args],
-            cwd=cwd,
-            env=_env(),
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, output.read_text()
-            try:
-                if _get(f"{base}/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the service did not become healthy"
-            time.sleep(0.2)
-        yield base, output
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    assert process.returncode == 0, output.read_text()
+    with serving([*CLI, "serve", *args], cwd, _env(), within=120) as served:
+        yield served
 
 
 def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> None:

@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ import pytest
 
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.graphiql import ASSET_FILES, ASSET_PREFIX, ensure_graphiql_assets
+from tests.cli_process import running, serving
 
 pytestmark = pytest.mark.slow
 
@@ -150,8 +148,11 @@ def test_the_installed_wheel_serves_graphql_graphiql_and_indexed_ranks(
     assert f"table {table} created" in created.stdout
 
     with (
-        _running([leaderboard, "rank-indexer", *backend], venv.home, env, "rank-indexer"),
-        _serving([leaderboard, "serve", *backend, "--workers", "1"], venv.home, env) as base,
+        running([leaderboard, "rank-indexer", *backend], venv.home, env, "rank-indexer"),
+        serving([leaderboard, "serve", *backend, "--workers", "1"], venv.home, env, within=90) as (
+            base,
+            _,
+        ),
     ):
         pinned = ensure_graphiql_assets(default_cache_dir())
         status, page = _get(f"{base}/graphql", accept="text/html")
@@ -222,13 +223,6 @@ RANKS = """{
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _get(url: str, accept: str = "application/json") -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers={"Accept": accept})
     try:
@@ -250,43 +244,3 @@ def _graphql(base: str, query: str, variables: dict[str, Any]) -> dict[str, Any]
     for payload in body["data"].values():
         assert not (payload or {}).get("errors"), body
     return body["data"]  # type: ignore[no-any-return]
-
-
-@contextmanager
-def _running(command: list[str], cwd: Path, env: dict[str, str], name: str) -> Iterator[Path]:
-    """Run ``command`` until the block ends, then interrupt it; it must exit cleanly."""
-    output = cwd / f"{name}.log"
-    with open(output, "w") as sink:
-        process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
-        )
-    try:
-        yield output
-        assert process.poll() is None, output.read_text()
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    assert process.returncode == 0, output.read_text()
-
-
-@contextmanager
-def _serving(command: list[str], cwd: Path, env: dict[str, str]) -> Iterator[str]:
-    """Run ``leaderboard serve`` on a free port until healthy; yields its base URL."""
-    port = _free_port()
-    with _running([*command, "--port", str(port)], cwd, env, "serve") as output:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if _get(f"{base}/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, output.read_text()
-            time.sleep(0.2)
-        yield base
