@@ -168,9 +168,11 @@ class Moderation:
             self.counts["removals of no entry"] += 1
 
     def _entered(self, rng: random.Random) -> tuple[str, str] | None:
-        """A (player, board) that a recent acknowledged play entered, with no moderation of
-        it since; None when a few tries find none."""
-        recent = self.ledger.acks[-200:]
+        """A (player, board) that a recent acknowledged play of one of the workload's players
+        entered, with no moderation of it since; None when a few tries find none. Plays of
+        other players (the staleness probes) are never taken."""
+        ours = set(self.players)
+        recent = [ack for ack in self.ledger.acks[-200:] if ack.play.player_id in ours]
         for _ in range(8 if recent else 0):
             ack = rng.choice(recent)
             pair = (ack.play.player_id, rng.choice(ack.play.leaderboard_ids))

@@ -1,13 +1,19 @@
 """The soak's staleness judgement over synthetic probes and answers: what it measures, and
 that it catches a subscriber or a cached answer that stayed stale past the bound; and the
-change feed's delay as the report reads it from a scraped histogram."""
+change feed's delay as the report reads it from a scraped histogram; and that the soak's
+moderators leave the probes alone."""
 
 from __future__ import annotations
 
 import math
+import random
+from typing import cast
 
+from soak.client import GraphQLClient
+from soak.ledger import Ack, Ledger, Play
+from soak.moderation import Moderation, ModerationConfig
 from soak.staleness import Kind, Observation, Probe, judge
-from soak.watch import bucket_quantile
+from soak.watch import PROBE_BOARD, bucket_quantile
 
 BOUND = 2.0
 
@@ -115,3 +121,20 @@ def test_the_feed_delay_quantiles_are_read_from_the_scraped_histogram() -> None:
     assert bucket_quantile(scraped, name, 0.4) == 0.1
     assert bucket_quantile(scraped, name, 0.995) == math.inf
     assert bucket_quantile({}, name, 0.5) is None
+
+
+def test_removals_never_take_a_probe_players_entry() -> None:
+    """The judgement holds only while nothing moderates the probes: a removal that took a
+    probe's entry would lower the board's top below an acknowledged probe."""
+    ledger = Ledger()
+    for n, player in enumerate(["probe-0", "p1", "probe-1"]):
+        play = Play(player, "arena", 1_000_000 + n, ("hot-best", PROBE_BOARD))
+        session = {"leaderboardIds": list(play.leaderboard_ids)}
+        ledger.acknowledge(Ack(play, f"s{n}", session, play.leaderboard_ids, duplicate=False))
+    players = ["p1", "p2"]
+    moderation = Moderation(
+        cast(GraphQLClient, None), ledger, ModerationConfig(), players, players[:1], ["hot-best"]
+    )
+    rng = random.Random(7)
+    taken = {moderation._entered(rng) for _ in range(200)}
+    assert {pair[0] for pair in taken if pair is not None} == {"p1"}, taken
