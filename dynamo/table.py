@@ -124,10 +124,24 @@ class Page(Generic[M]):
     items: list[M]
     cursors: list[str]
     has_next: bool
+    resume_after: str | None = None
+    """Where the next page begins, when items read for this page were left out of it."""
 
     @property
     def end_cursor(self) -> str | None:
+        if self.resume_after is not None:
+            return self.resume_after
         return self.cursors[-1] if self.cursors else None
+
+    def keeping(self, keep: Sequence[bool]) -> Page[M]:
+        """The page with only the items whose ``keep`` is true; the next page still begins
+        after the last item read."""
+        if all(keep):
+            return self
+        kept = [(i, c) for i, c, k in zip(self.items, self.cursors, keep, strict=True) if k]
+        return Page(
+            [i for i, _ in kept], [c for _, c in kept], self.has_next, resume_after=self.end_cursor
+        )
 
 
 def stamp(at: datetime) -> str:

@@ -16,6 +16,7 @@ from gql.errors import ErrorCodes, log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
 from gql.limits import limit_rule
+from gql.lookahead import selected
 from gql.moderation import ModerationAction
 from gql.mutations import Mutation
 from gql.players import Player, asked_ranks
@@ -123,7 +124,13 @@ class Query:
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Session]:
-        page = await sessions.resolve_game_sessions(info.context, game_id, first, after)
+        page = await sessions.resolve_game_sessions(
+            info.context,
+            game_id,
+            first,
+            after,
+            with_players="player" in selected(info, "edges", "node"),
+        )
         return connection(page, Session.of)
 
     @strawberry.field(

@@ -14,6 +14,7 @@ from dynamo.scores import ScoreItem
 from gql.scalars import JSON, Long
 from resolvers.context import Context
 from resolvers.dependencies import PlayerName
+from resolvers.erased import erased_meanwhile
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, resolve_ranked_entry, resolve_score_rank
 
@@ -78,7 +79,7 @@ class Score:
         from gql.players import Player
 
         if item is None:
-            raise LookupError(f"player {self.item.player_id} of a score is missing")
+            raise erased_meanwhile(self.item.player_id)
         return Player.of(item)
 
     @strawberry.field(

@@ -11,6 +11,7 @@ from strawberry.types import Info
 from dynamo.sessions import SessionItem
 from gql.scalars import JSON, Long
 from resolvers.context import Context
+from resolvers.erased import erased_meanwhile
 
 if TYPE_CHECKING:
     from gql.players import Player
@@ -34,7 +35,7 @@ class Session:
 
         player = await info.context.loaders.player.load(self.item.player_id)
         if player is None:
-            raise LookupError(f"player {self.item.player_id} of a session is missing")
+            raise erased_meanwhile(self.item.player_id)
         return Player.of(player)
 
     @strawberry.field(description="The game played.")

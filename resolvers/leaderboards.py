@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
 from datetime import datetime
 from functools import partial
 
@@ -19,6 +18,7 @@ from dynamo.scores import ScoreItem
 from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.dependencies import BoardRules, first_page
+from resolvers.erased import existing_players
 from resolvers.inputs import (
     check_new_board,
     clean_id,
@@ -34,7 +34,6 @@ from resolvers.response_cache import writing
 
 __all__ = [
     "create_leaderboard",
-    "load_players",
     "resolve_around",
     "resolve_leaderboard",
     "resolve_rank_of",
@@ -60,7 +59,8 @@ async def resolve_top_scores(
 ) -> tuple[Page[ScoreItem], WindowRanks]:
     """A page of the board, best first, with the ranks of its entries (computed on demand,
     or before returning ``with_ranks``; the entries' players are read before returning
-    ``with_players``). A first page is a dependency of the answer; a later one is not one
+    ``with_players``, and the entries whose player was erased meanwhile left out: see
+    resolvers/erased.py). A first page is a dependency of the answer; a later one is not one
     a cached answer may hold."""
     leaderboard_id = board.leaderboard_id
     consistent = after is None and ctx.consistent(leaderboard_id)
@@ -73,19 +73,13 @@ async def resolve_top_scores(
     for entry in page.items:
         ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
-    ahead: list[Awaitable[None]] = []
+    present, _ = await asyncio.gather(
+        existing_players(ctx, [e.player_id for e in page.items] if with_players else []),
+        window.compute() if with_ranks and page.items else asyncio.sleep(0),
+    )
     if with_players:
-        ahead.append(load_players(ctx, page.items))
-    if with_ranks and page.items:
-        ahead.append(window.compute())
-    await asyncio.gather(*ahead)
+        page = page.keeping(present)
     return page, window
-
-
-async def load_players(ctx: Context, entries: Sequence[ScoreItem]) -> None:
-    """Read the players of the entries into the request's player loader (one batch)."""
-    if entries:
-        await ctx.loaders.player.load_many([e.player_id for e in entries])
 
 
 async def resolve_rank_of(ctx: Context, leaderboard_id: str, player_id: str) -> RankInfo | None:
@@ -124,14 +118,15 @@ async def resolve_around(
     if entry is None or board is None:
         return None
     window, from_top = await ranks.around(ctx.db, board, entry, before, after)
-    ranked, _ = await asyncio.gather(
+    ranked, present = await asyncio.gather(
         ctx.ranks.window_ranks(board, window, from_top=from_top),
-        load_players(ctx, window if with_players else []),
+        existing_players(ctx, [e.player_id for e in window] if with_players else []),
     )
     for item in window:
         ctx.loaders.entry.prime((item.player_id, leaderboard_id), item)
     total = max([board.entry_count, *ranked])
-    return [RankInfo.of(e, r, total) for e, r in zip(window, ranked, strict=True)]
+    kept = present if with_players else [True] * len(window)
+    return [RankInfo.of(e, r, total) for e, r, k in zip(window, ranked, kept, strict=True) if k]
 
 
 async def create_leaderboard(

@@ -25,7 +25,7 @@ class Top:
 
     board: LeaderboardItem | None
     entries: list[ScoreItem]
-    players: list[PlayerItem | None]
+    players: list[PlayerItem]
 
 
 async def _read_top(db: Db, board_id: str, size: int, *, consistent: bool) -> Top:
@@ -37,7 +37,9 @@ async def _read_top(db: Db, board_id: str, size: int, *, consistent: bool) -> To
     )
     entries = page.items
     found = await players.get_players(db, [e.player_id for e in entries]) if entries else []
-    return Top(board, entries, found)
+    # An entry whose player was erased meanwhile is left out (see resolvers/erased.py).
+    kept = [(e, p) for e, p in zip(entries, found, strict=True) if p is not None]
+    return Top(board, [e for e, _ in kept], [p for _, p in kept])
 
 
 async def watch_top(
@@ -69,8 +71,7 @@ async def watch_top(
                 )
             ctx.loaders.leaderboard.prime(board_id, top.board)
             for player in top.players:
-                if player is not None:
-                    ctx.loaders.player.prime(player.player_id, player)
+                ctx.loaders.player.prime(player.player_id, player)
             seen = [(e.player_id, e.score, e.attained_at.isoformat()) for e in top.entries]
             if seen != sent:
                 sent = seen

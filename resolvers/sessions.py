@@ -8,6 +8,7 @@ from dynamo import sessions
 from dynamo.sessions import SessionItem
 from dynamo.table import Page
 from resolvers.context import Context
+from resolvers.erased import existing_players
 from resolvers.inputs import clean_id, clean_session_id, page_of
 
 __all__ = ["resolve_game_sessions", "resolve_session"]
@@ -19,10 +20,15 @@ async def resolve_session(ctx: Context, player_id: str, session_id: str) -> Sess
 
 
 async def resolve_game_sessions(
-    ctx: Context, game_id: str, first: int | None, after: str | None
+    ctx: Context, game_id: str, first: int | None, after: str | None, *, with_players: bool = False
 ) -> Page[SessionItem]:
+    """A page of the game's sessions, newest first; ``with_players``: their players are read
+    before returning, and the sessions whose player was erased meanwhile left out (see
+    resolvers/erased.py)."""
     game = clean_id(game_id, "gameId")
     page = await page_of(partial(sessions.game_sessions, ctx.db, game), first, after)
     for session in page.items:
         ctx.loaders.session.prime((session.player_id, session.session_id), session)
+    if with_players:
+        page = page.keeping(await existing_players(ctx, [s.player_id for s in page.items]))
     return page

@@ -15,6 +15,7 @@ from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
+from dynamo.players import PLAYER
 from dynamo.sessions import SESSION, SessionItem
 from dynamo.table import serialize
 from gql.auth import fingerprint
@@ -265,3 +266,61 @@ async def test_the_rank_index_forgets_an_erased_player(indexed: Indexed) -> None
     verification = await indexed.index.verify(api.db, "b0")
     assert verification.ok
     assert verification.entries == 1
+
+
+async def test_lists_leave_out_the_rows_of_a_player_erased_while_they_were_read(
+    api: Api,
+) -> None:
+    """An erasure deletes the Player item last: a list read just before it finished can hold
+    an entry or a session whose player is gone when the players are read. Deleting only the
+    Player item leaves the table as such a list saw it. Lists that show players leave those
+    rows out; a player field that finds its player gone answers PLAYER_NOT_FOUND."""
+    await _player_on_boards(api, ["b0"])
+    await api.create_player("carl")
+    await api.gql(
+        """mutation($i: SubmitScoreInput!) { submitScore(input: $i) { errors { code } } }""",
+        {"i": {"playerId": "carl", "gameId": "g", "score": 70, "leaderboardIds": ["b0"]}},
+    )
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key=serialize(PLAYER.key_attributes(player_id=ERIN))
+    )
+    top = await api.gql(
+        """{ leaderboard(id: "b0") { topScores(first: 2) {
+            edges { node { score player { id } } } pageInfo { hasNextPage endCursor } } } }"""
+    )
+    scores = top["leaderboard"]["topScores"]
+    assert [e["node"] for e in scores["edges"]] == [{"score": 80, "player": {"id": "bob"}}]
+    # The next page begins after the last entry read, the one left out included.
+    after = await api.gql(
+        """query($a: String!) { leaderboard(id: "b0") { topScores(first: 2, after: $a) {
+            edges { node { score } } } } }""",
+        {"a": scores["pageInfo"]["endCursor"]},
+    )
+    assert [e["node"]["score"] for e in after["leaderboard"]["topScores"]["edges"]] == [70]
+    without = await api.gql('{ leaderboard(id: "b0") { topScores { edges { node { score } } } } }')
+    assert [e["node"]["score"] for e in without["leaderboard"]["topScores"]["edges"]] == [
+        90,
+        80,
+        70,
+    ]
+    around = await api.gql(
+        """{ leaderboard(id: "b0") { around(playerId: "bob", before: 1, after: 1) {
+            rank score { player { id } } } } }"""
+    )
+    assert [(r["rank"], r["score"]["player"]["id"]) for r in around["leaderboard"]["around"]] == [
+        (2, "bob"),
+        (3, "carl"),
+    ]
+    sessions = await api.gql(
+        '{ gameSessions(gameId: "g") { edges { node { score player { id } } } } }'
+    )
+    assert sorted(e["node"]["player"]["id"] for e in sessions["gameSessions"]["edges"]) == [
+        "bob",
+        "carl",
+    ]
+    # Reached another way, the player field answers a typed error, not an internal one.
+    body = await api.raw(
+        """{ leaderboard(id: "b0") {
+            rankOf(playerId: "erin-4f2c") { score { player { id } } } } }"""
+    )
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["PLAYER_NOT_FOUND"], body

@@ -9,6 +9,8 @@ from typing import Any
 
 from aiohttp import ClientWebSocketResponse
 
+from dynamo.players import PLAYER
+from dynamo.table import serialize
 from gql.view import BROKER
 from tests.conftest import Api
 
@@ -109,3 +111,21 @@ async def test_closing_a_subscription_stops_listening(api: Api) -> None:
             break
         await asyncio.sleep(0.02)
     assert broker.listening("b") == 0
+
+
+async def test_a_push_leaves_out_an_entry_whose_player_was_erased_meanwhile(api: Api) -> None:
+    """The Player item is what an erasure deletes last (resolvers/erased.py): a push that
+    reads a top whose player is gone leaves that entry out, ranks the others as the board
+    will be once the erasure is done, and goes on."""
+    for p in ("ann", "bob", "cat"):
+        await api.create_player(p)
+    await api.create_board("b")
+    for p, s in (("ann", 50), ("bob", 40)):
+        await api.submit(p, "b", s)
+    async with _subscribed(api) as ws:
+        assert await _next(ws) == [("ann", 50, 1), ("bob", 40, 2)]
+        await api.db.client.delete_item(
+            TableName=api.db.table, Key=serialize(PLAYER.key_attributes(player_id="ann"))
+        )
+        await api.submit("cat", "b", 30)
+        assert await _next(ws) == [("bob", 40, 1), ("cat", 30, 2)]
