@@ -53,7 +53,7 @@ from rankindex.index import RankIndex
 from rankindex.lease import Lease
 from rankindex.notices import Notice
 from rankindex.projector import Projector
-from resolvers.broker import Broker
+from resolvers.broker import Broker, refresh_quiet_topics
 from resolvers.response_cache import ResponseCache
 
 __all__ = ["ADMISSION", "BREAKER", "CALLS", "FEED", "SOCKETS", "create_app", "server_options"]
@@ -133,6 +133,8 @@ def create_app(
             yield
 
     app.cleanup_ctx.append(dynamodb)
+    if settings.subscription_refresh_seconds > 0:
+        app.cleanup_ctx.append(_refresh_subscriptions(settings.subscription_refresh_seconds))
     if settings.redis_url:
         app.cleanup_ctx.append(
             _rank_index(settings, credentials, project=project_ranks, metrics=metrics)
@@ -249,6 +251,18 @@ def _rank_index(
             stop.set()
             if project:
                 await task
+
+    return lifecycle
+
+
+def _refresh_subscriptions(quiet_for: int) -> Callable[[web.Application], AsyncIterator[None]]:
+    """The backstop behind the change notices: a watched board quiet for ``quiet_for``
+    seconds is re-read by its subscribers (see ``Broker.refresh``)."""
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        task = asyncio.create_task(refresh_quiet_topics(app[BROKER], quiet_for))
+        yield
+        await _cancel(task)
 
     return lifecycle
 

@@ -142,6 +142,10 @@ class Settings:
     cache_max_seconds: int = 30
     """Seconds an answer may be served from the response cache at most, whatever the
     change feed says (LEADERBOARD_CACHE_MAX_SECONDS); 0 turns the cache off."""
+    subscription_refresh_seconds: int = 30
+    """Seconds a watched board may go without a change notice before its subscribers re-read
+    it anyway, whatever the change feed says (LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS); 0
+    leaves subscribers to the notices alone."""
 
     @property
     def cache_bytes(self) -> int:
@@ -175,6 +179,9 @@ class Settings:
             if env.get("LEADERBOARD_CACHE_MB", "").strip()
             else None,
             cache_max_seconds=_seconds("LEADERBOARD_CACHE_MAX_SECONDS", cls.cache_max_seconds),
+            subscription_refresh_seconds=_seconds(
+                "LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS", cls.subscription_refresh_seconds
+            ),
         )
 
 

@@ -4,13 +4,14 @@ subscribers a notice wakes."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from resolvers.local_writes import LocalWrites
 
-__all__ = ["Broker", "Listener"]
+__all__ = ["Broker", "Listener", "refresh_quiet_topics"]
 
 T = TypeVar("T")
 
@@ -37,9 +38,16 @@ class Broker:
     A watched topic counts its notices (its generation). :meth:`shared` hands every caller
     asking for the same key of a topic the one read begun since the topic's latest notice: a
     notice that wakes a thousand subscribers of a board makes one read of it, not a thousand,
-    and a subscriber that arrives between notices reads nothing."""
+    and a subscriber that arrives between notices reads nothing.
 
-    def __init__(self, *, shared_read_age: float = 1.0) -> None:
+    :meth:`refresh` is the backstop behind the notices: a watched topic that has had no
+    notice for a while gets one, so that its subscribers re-read whatever the change feed
+    does (lags behind a loaded projector, or loses a notice without noticing)."""
+
+    def __init__(
+        self, *, shared_read_age: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.clock = clock
         self.shared_read_age = shared_read_age
         """Seconds a finished shared read still answers newcomers when no notice came since:
         what changes without a notice (a player's name) is at most that old on a first push."""
@@ -49,14 +57,26 @@ class Broker:
         self._listeners: dict[str, set[Listener]] = {}
         self._generation: dict[str, int] = {}
         self._reads: dict[str, dict[Hashable, _Read]] = {}
+        self._noticed: dict[str, float] = {}
+        """When each watched topic last had a notice (or its first listener)."""
 
     def publish(self, topic: str) -> None:
         listeners = self._listeners.get(topic)
         if not listeners:
             return
         self._generation[topic] += 1
+        self._noticed[topic] = self.clock()
         for listener in listeners:
             listener.notify()
+
+    def refresh(self, quiet_for: float) -> int:
+        """A notice for every watched topic that has had none for ``quiet_for`` seconds; how
+        many got one. Its subscribers share one read, and push only if the board changed."""
+        since = self.clock() - quiet_for
+        quiet = [topic for topic, at in self._noticed.items() if at <= since]
+        for topic in quiet:
+            self.publish(topic)
+        return len(quiet)
 
     def publish_all(self) -> None:
         """A notice for every watched topic: when notices may have been lost, every
@@ -71,6 +91,7 @@ class Broker:
             self._listeners[topic] = set()
             self._generation[topic] = 0
             self._reads[topic] = {}
+            self._noticed[topic] = self.clock()
         self._listeners[topic].add(listener)
         try:
             yield listener
@@ -81,6 +102,7 @@ class Broker:
                 del self._listeners[topic]
                 del self._generation[topic]
                 del self._reads[topic]
+                del self._noticed[topic]
 
     def listening(self, topic: str) -> int:
         return len(self._listeners.get(topic, ()))
@@ -98,6 +120,16 @@ class Broker:
             reads[key] = found
         result: T = await asyncio.shield(found.task)
         return result
+
+
+async def refresh_quiet_topics(broker: Broker, quiet_for: float) -> None:
+    """Run :meth:`Broker.refresh` for ever, checking every second (or every ``quiet_for``
+    seconds, if less): a subscriber re-reads its board at most about a second later than
+    ``quiet_for`` after the latest notice."""
+    every = min(1.0, quiet_for)
+    while True:
+        await asyncio.sleep(every)
+        broker.refresh(quiet_for)
 
 
 async def _run(read: Callable[[], Awaitable[T]]) -> T:

@@ -81,3 +81,25 @@ async def test_a_finished_read_grows_stale_and_an_unwatched_topic_keeps_nothing(
     assert broker.listening("b") == 0
     async with broker.listen("b"):
         assert await broker.shared("b", "top", read) == 3
+
+
+async def test_a_board_quiet_for_the_refresh_period_gets_a_notice_and_one_shared_read() -> None:
+    now = [100.0]
+    broker, read = Broker(clock=lambda: now[0]), Reads()
+    async with broker.listen("quiet") as a, broker.listen("quiet") as b, broker.listen("busy") as c:
+        assert await broker.shared("quiet", "top", read) == 1
+        now[0] += 20.0
+        broker.publish("busy")
+        await c.wait()
+        now[0] += 9.0
+        assert broker.refresh(30.0) == 0  # 29 s without a notice: not yet
+        now[0] += 1.0
+        assert broker.refresh(30.0) == 1  # "quiet" only: "busy" had one 10 s ago
+        await asyncio.wait_for(asyncio.gather(a.wait(), b.wait()), 1)
+        # Both subscribers re-read, and share that read.
+        assert await broker.shared("quiet", "top", read) == 2
+        assert await broker.shared("quiet", "top", read) == 2
+        assert broker.refresh(30.0) == 0  # the refresh counts as the topic's latest notice
+        now[0] += 30.0
+        assert broker.refresh(30.0) == 2
+    assert broker.refresh(0.0) == 0  # nobody listens: nothing is watched

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import ClientWebSocketResponse
@@ -12,7 +13,8 @@ from aiohttp import ClientWebSocketResponse
 from dynamo.players import PLAYER
 from dynamo.table import serialize
 from gql.view import BROKER
-from tests.conftest import Api
+from leaderboard.config import Settings
+from tests.conftest import Api, _serve
 
 WATCH = """subscription { leaderboardChanged(leaderboardId: "b", first: 3) {
     leaderboardId entries { rank score player { id } } } }"""
@@ -27,8 +29,8 @@ async def _subscribed(api: Api, query: str = WATCH) -> AsyncIterator[ClientWebSo
         yield ws
 
 
-async def _next(ws: ClientWebSocketResponse) -> list[tuple[str, int, int]]:
-    message: dict[str, Any] = await ws.receive_json(timeout=5)
+async def _next(ws: ClientWebSocketResponse, wait: float = 5) -> list[tuple[str, int, int]]:
+    message: dict[str, Any] = await ws.receive_json(timeout=wait)
     assert message["type"] == "next", message
     top = message["payload"]["data"]["leaderboardChanged"]
     assert top["leaderboardId"] == "b"
@@ -129,3 +131,26 @@ async def test_a_push_leaves_out_an_entry_whose_player_was_erased_meanwhile(api:
         )
         await api.submit("cat", "b", 30)
         assert await _next(ws) == [("bob", 40, 1), ("cat", 30, 2)]
+
+
+async def test_a_change_that_sent_no_notice_reaches_subscribers_within_the_refresh(
+    settings: Settings,
+) -> None:
+    """Two instances without a change feed: a play through one sends no notice to the
+    other, whose subscriber still shows it once the board has been quiet for the refresh
+    period (LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS)."""
+    async with (
+        _serve(replace(settings, subscription_refresh_seconds=1), None) as watched,
+        _serve(replace(settings, subscription_refresh_seconds=0), None) as other,
+    ):
+        for p in ("ann", "bob"):
+            await watched.create_player(p)
+        await watched.create_board("b")
+        await watched.submit("ann", "b", 50)
+        async with _subscribed(watched) as ws:
+            assert await _next(ws) == [("ann", 50, 1)]
+            await other.submit("bob", "b", 60)
+            # Pushed by the refresh (1 s of quiet, checked every second), or never.
+            assert await _next(ws, wait=15) == [("bob", 60, 1), ("ann", 50, 2)]
+            # A board with nothing new pushes nothing, refresh after refresh.
+            assert await _silent(ws, 2.5)
