@@ -143,11 +143,13 @@ async def fleet(
     instances: int = 2,
     workers: int = 2,
     limits: Limits | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> AsyncIterator[list[Instance]]:
     """Run ``instances`` instances of ``workers`` workers each on ``table`` (which must
     exist) at ``endpoint_url``, with ``redis_url`` for the rank index, the change feed and the
-    response cache; yield them once every worker answers."""
-    env = _env(table, redis_url, limits_env(limits or Limits()))
+    response cache, ``limits`` and further ``environment`` variables (settings such as
+    ``LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS``); yield them once every worker answers."""
+    env = _env(table, redis_url, {**limits_env(limits or Limits()), **(environment or {})})
     stack = ExitStack()
     try:
         started = []

@@ -76,6 +76,9 @@ class SoakConfig:
     the table is checked)."""
     limits: Limits = field(default_factory=Limits)
     """The instances' limits: the service's defaults unless given."""
+    environment: dict[str, str] = field(default_factory=dict)
+    """Further settings of the fleet's processes, as environment variables
+    (``LEADERBOARD_CACHE_MAX_SECONDS``, say)."""
     fleet: bool = True
     """Serve with ``leaderboard serve`` processes (each with ``workers`` workers and a rank
     indexer; needs Redis); else with instances in this process."""
@@ -298,6 +301,7 @@ async def _fleet(
                 instances=config.instances,
                 workers=config.workers,
                 limits=config.limits,
+                environment=config.environment,
             ) as instances:
                 served = [Served(i.name, i.url, i.base, i.pid, i.workers) for i in instances]
                 drive = await _drive(config, served, stats, ledger, watch=config.watch.bound > 0)
