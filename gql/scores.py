@@ -14,7 +14,7 @@ from dynamo.scores import ScoreItem
 from gql.scalars import JSON, Long
 from resolvers.context import Context
 from resolvers.dependencies import PlayerName
-from resolvers.erased import erased_meanwhile
+from resolvers.erased import board_gone, erased_meanwhile
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, resolve_ranked_entry, resolve_score_rank
 
@@ -59,7 +59,7 @@ class Score:
 
         board = await info.context.loaders.leaderboard.load(self.item.leaderboard_id)
         if board is None:
-            raise LookupError(f"leaderboard {self.item.leaderboard_id} of a score is missing")
+            raise board_gone(self.item.leaderboard_id)
         return Leaderboard(item=board)
 
     @strawberry.field(

@@ -13,7 +13,7 @@ import pytest
 
 from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items
 from dynamo.ids import new_session_id
-from dynamo.leaderboards import get_leaderboard
+from dynamo.leaderboards import LEADERBOARD, get_leaderboard
 from dynamo.moderation import MODERATION
 from dynamo.players import PLAYER
 from dynamo.sessions import SESSION, SessionItem
@@ -324,3 +324,16 @@ async def test_lists_leave_out_the_rows_of_a_player_erased_while_they_were_read(
             rankOf(playerId: "erin-4f2c") { score { player { id } } } } }"""
     )
     assert [e["extensions"]["code"] for e in body["errors"]] == ["PLAYER_NOT_FOUND"], body
+
+
+async def test_an_entry_whose_board_is_gone_answers_a_typed_error(api: Api) -> None:
+    """TTL deletes an expired board's items in no particular order: the board item can go
+    before its entries. Asked for, such an entry's board is LEADERBOARD_NOT_FOUND."""
+    await _player_on_boards(api, ["b0", "b1"])
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key=serialize(LEADERBOARD.key_attributes(leaderboard_id="b1"))
+    )
+    body = await api.raw(
+        f'{{ player(id: "{ERIN}") {{ scores {{ edges {{ node {{ leaderboard {{ id }} }} }} }} }} }}'
+    )
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["LEADERBOARD_NOT_FOUND"], body

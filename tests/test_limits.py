@@ -111,9 +111,12 @@ async def test_unexpected_failures_are_masked_with_a_request_id_and_logged(
     await api.create_player("ann")
     await api.create_board("b")
     await api.submit("ann", "b", 1)
-    # A Score item whose player is gone is an inconsistency the service cannot explain.
-    await api.db.client.delete_item(
-        TableName=api.db.table, Key=serialize(PLAYER.key_attributes(player_id="ann"))
+    # A Player item without its name is an inconsistency the service cannot explain.
+    await api.db.client.update_item(
+        TableName=api.db.table,
+        Key=serialize(PLAYER.key_attributes(player_id="ann")),
+        UpdateExpression="REMOVE #name",
+        ExpressionAttributeNames={"#name": "name"},
     )
     caplog.set_level(logging.ERROR, logger="leaderboard.graphql")
     response = await api.http.post(
@@ -129,7 +132,7 @@ async def test_unexpected_failures_are_masked_with_a_request_id_and_logged(
     assert error["message"] == "Internal server error (request req-123)"
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR", "requestId": "req-123"}
     assert "Traceback" not in json.dumps(body)
-    assert "LookupError" not in json.dumps(body)
+    assert "ValidationError" not in json.dumps(body)
     logged = [r for r in caplog.records if getattr(r, "requestId", None) == "req-123"]
     assert logged
     assert logged[0].exc_info is not None

@@ -59,8 +59,9 @@ few times, one subscriber showed nothing new for about 25 s while the others wer
 its pushes coming together as the load ended: what a held-back feed does to a worker that no
 play goes through. The backstops behind the notices, the cache's limit on an answer's age and
 the subscribers' refresh, are set to 10 s, so that the bound holds whatever the feed does;
-that the feed carries the changes is checked apart, by what every worker read from it. A DynamoDB call waits at most 5 s for its answer before it is retried (the service's
-default is 3 s)."""
+that the feed carries the changes is checked apart, by what every worker read from it. A
+DynamoDB call waits at most 5 s for its answer before it is retried (the service's default
+is 3 s)."""
 
 
 def _summary(result: SoakResult) -> str:
