@@ -62,10 +62,13 @@ class TableStream:
             kwargs["ExclusiveStartShardId"] = last
 
     async def read(self, shard_id: str, after: str | None, limit: int = _PAGE) -> ShardRead:
-        """Up to ``limit`` records of the shard after sequence number ``after`` (from the
-        oldest one kept when None). A read that continues where this stream's last read of
-        the shard stopped goes on with that read's iterator (one GetRecords call, not two);
-        an iterator that expired or points at trimmed records is replaced."""
+        """One page of the shard's records after sequence number ``after`` (from the oldest
+        one kept when None): up to ``limit`` of them, 1,000 at most, as one GetRecords call
+        returns them. A reader applies each page before it asks for the next, so that the
+        records of a busy stream are never held back while more keep arriving. A read that
+        continues where this stream's last read of the shard stopped goes on with that
+        read's iterator (one GetRecords call, not two); an iterator that expired or points at
+        trimmed records is replaced."""
         held = self._next.pop(shard_id, None)
         records: list[dict[str, Any]] | None = None
         if held is not None and held[0] == after:
@@ -102,16 +105,10 @@ class TableStream:
     async def _records(
         self, iterator: str | None, limit: int
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """Records from ``iterator`` on, up to ``limit`` or the first empty page, and the
-        iterator past them (None once the shard is closed and read to its end)."""
-        records: list[dict[str, Any]] = []
-        while iterator and len(records) < limit:
-            page = await self._streams.get_records(
-                ShardIterator=iterator, Limit=min(_PAGE, limit - len(records))
-            )
-            got = page.get("Records", [])
-            records.extend(dict(r) for r in got)
-            iterator = page.get("NextShardIterator")
-            if not got:
-                break
-        return records, iterator
+        """One page of records from ``iterator`` on (up to ``limit``), and the iterator past
+        them (None once the shard is closed and read to its end)."""
+        if not iterator:
+            return [], None
+        page = await self._streams.get_records(ShardIterator=iterator, Limit=min(_PAGE, limit))
+        records = [dict(r) for r in page.get("Records", [])]
+        return records, page.get("NextShardIterator")

@@ -262,6 +262,19 @@ class Indexed:
     projector: Projector
     stream: TableStream
 
+    async def all_records(self) -> list[dict[str, Any]]:
+        """Every record the stream holds, shard by shard, page by page."""
+        records: list[dict[str, Any]] = []
+        for shard in await self.stream.shards():
+            after = None
+            while True:
+                read = await self.stream.read(shard["ShardId"], after)
+                records += read.records
+                if not read.records or read.finished:
+                    break
+                after = read.records[-1]["dynamodb"]["SequenceNumber"]
+        return records
+
 
 @pytest.fixture
 async def indexed(

@@ -13,7 +13,6 @@ import sys
 import zipfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -110,7 +109,7 @@ async def test_the_unpacked_package_applies_a_stream_batch_to_redis(
     await api.create_board("b")
     for player, score in SCORES.items():
         await api.submit(player, "b", score)
-    records = await _all_records(indexed)
+    records = await indexed.all_records()
     namespace = f"{indexed.index.namespace}-lambda"
 
     ran = await asyncio.to_thread(
@@ -151,7 +150,7 @@ async def test_a_batch_redis_refuses_is_reported_from_its_first_record(
     await api.create_player("p0")
     await api.create_board("b")
     await api.submit("p0", "b", 7)
-    records = await _all_records(indexed)
+    records = await indexed.all_records()
     assert len(records) >= 3
     namespace = f"{indexed.index.namespace}-refused"
     monkeypatch.setenv("LEADERBOARD_TABLE", namespace)
@@ -174,7 +173,7 @@ async def test_a_batch_redis_does_not_answer_is_reported_within_the_timeout(
 ) -> None:
     api = indexed.api
     await api.create_board("b")
-    records = await _all_records(indexed)
+    records = await indexed.all_records()
     monkeypatch.setattr(lambda_handler, "COMMAND_TIMEOUT", 0.5)
     with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
         silent.bind(("127.0.0.1", 0))
@@ -191,13 +190,6 @@ async def test_the_handler_refuses_to_run_without_its_redis_url(
     monkeypatch.delenv("LEADERBOARD_REDIS_URL", raising=False)
     with pytest.raises(lambda_handler.SettingsError, match="LEADERBOARD_REDIS_URL"):
         await lambda_handler.handle_batch({"Records": []})
-
-
-async def _all_records(indexed: Indexed) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    for shard in await indexed.stream.shards():
-        records += (await indexed.stream.read(shard["ShardId"], None, limit=100_000)).records
-    return records
 
 
 async def _board(indexed: Indexed) -> LeaderboardItem:

@@ -37,13 +37,6 @@ def _oracle(board: LeaderboardItem, entries: list[ScoreItem]) -> dict[str, int]:
     return {e.player_id: 1 + sum(better(o.score, e.score) for o in entries) for e in entries}
 
 
-async def _all_records(indexed: Indexed) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    for shard in await indexed.stream.shards():
-        records += (await indexed.stream.read(shard["ShardId"], None, limit=100_000)).records
-    return records
-
-
 async def _check(indexed: Indexed, board_id: str) -> None:
     board = await get_leaderboard(indexed.api.db, board_id)
     assert board is not None
@@ -108,7 +101,7 @@ async def test_replayed_and_shuffled_records_leave_the_index_equal_to_the_table(
     for _ in range(60):
         await api.submit(f"p{rng.randint(0, 9)}", "b", rng.randint(0, 100))
     await indexed.projector.drain()
-    records = await _all_records(indexed)
+    records = await indexed.all_records()
     changes = project_all(records)
     # The board's creation, and every improvement of an entry (more than one per player).
     assert len(changes) > 11
@@ -333,7 +326,7 @@ async def test_the_lambda_handler_applies_stream_batches_idempotently(
     await api.create_board("b")
     for n in range(12):
         await api.submit(f"p{n % 4}", "b", n * 3)
-    records = await _all_records(indexed)
+    records = await indexed.all_records()
     # Lambda's event for a stream is {"Records": [...]} with the same record format.
     namespace = f"{indexed.index.namespace}-lambda"
     monkeypatch.setenv("LEADERBOARD_REDIS_URL", redis_url)
@@ -396,5 +389,36 @@ async def test_a_projector_round_reads_records_with_the_iterators_and_shards_it_
             assert set(calls) == {"GetRecords"}
         assert (await indexed.index.verify(api.db, "b")).ok
         await _check(indexed, "b")
+    finally:
+        streams.meta.events.unregister("before-call.dynamodbstreams", count)
+
+
+async def test_a_read_of_the_stream_is_one_page_so_a_busy_stream_is_applied_as_it_comes(
+    indexed: Indexed,
+) -> None:
+    """A read returns what one GetRecords call gives: the projector applies it (and sends its
+    notices) before it asks for more, instead of reading on while new records keep coming."""
+    api = indexed.api
+    for p in range(4):
+        await api.create_player(f"p{p}")
+    await api.create_board("b")
+    for n in range(20):
+        await api.submit(f"p{n % 4}", "b", n)
+    calls: Counter[str] = Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        calls[model.name] += 1
+
+    shard = (await indexed.stream.shards())[0]["ShardId"]
+    streams = indexed.stream._streams
+    streams.meta.events.register("before-call.dynamodbstreams", count)
+    try:
+        read = await indexed.stream.read(shard, None)
+        assert len(read.records) >= 20
+        assert calls == {"GetShardIterator": 1, "GetRecords": 1}
+        calls.clear()
+        after = read.records[-1]["dynamodb"]["SequenceNumber"]
+        assert (await indexed.stream.read(shard, after)).records == []
+        assert calls == {"GetRecords": 1}  # goes on with the iterator it holds
     finally:
         streams.meta.events.unregister("before-call.dynamodbstreams", count)
