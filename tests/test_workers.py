@@ -347,14 +347,19 @@ async def test_embedded_backends_start_once_for_all_workers(
 
 
 async def _refused(port: int) -> None:
-    """Wait until the port refuses connections: the service no longer listens."""
+    """Wait until the port refuses connections: the service no longer listens. A probe that
+    lands in the listener's queue just as the listener closes is reset by the kernel; the
+    next one tells."""
     deadline = time.monotonic() + 30
     while True:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except ConnectionRefusedError:
             return
-        writer.close()
+        except ConnectionResetError:
+            pass
+        else:
+            writer.close()
         assert time.monotonic() < deadline, "the service still listens"
         await asyncio.sleep(0.05)
 
