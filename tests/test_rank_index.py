@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -359,6 +361,22 @@ async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
     assert await indexed.index.redis.expiretime(state) == expires
 
 
+@contextmanager
+def _stream_calls(indexed: Indexed) -> Iterator[Counter[str]]:
+    """The Streams calls the indexed service's stream client makes in the block, by name."""
+    calls: Counter[str] = Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        calls[model.name] += 1
+
+    events = indexed.stream._streams.meta.events
+    events.register("before-call.dynamodbstreams", count)
+    try:
+        yield calls
+    finally:
+        events.unregister("before-call.dynamodbstreams", count)
+
+
 async def test_a_projector_round_reads_records_with_the_iterators_and_shards_it_holds(
     indexed: Indexed,
 ) -> None:
@@ -366,16 +384,9 @@ async def test_a_projector_round_reads_records_with_the_iterators_and_shards_it_
     await api.create_player("p")
     await api.create_board("b")
     await api.submit("p", "b", 10)
-    calls: Counter[str] = Counter()
-
-    def count(model: Any, **_: Any) -> None:
-        calls[model.name] += 1
-
     # A clock that stands still: the shard list never ages out during the test.
     projector = Projector(indexed.stream, indexed.index, clock=lambda: 0.0)
-    streams = indexed.stream._streams
-    streams.meta.events.register("before-call.dynamodbstreams", count)
-    try:
+    with _stream_calls(indexed) as calls:
         await projector.drain()  # lists the shards, gets an iterator, applies
         assert calls["DescribeStream"] == 1
         assert calls["GetShardIterator"] == len(await indexed.stream.shards())
@@ -389,8 +400,6 @@ async def test_a_projector_round_reads_records_with_the_iterators_and_shards_it_
             assert set(calls) == {"GetRecords"}
         assert (await indexed.index.verify(api.db, "b")).ok
         await _check(indexed, "b")
-    finally:
-        streams.meta.events.unregister("before-call.dynamodbstreams", count)
 
 
 async def test_a_read_of_the_stream_is_one_page_so_a_busy_stream_is_applied_as_it_comes(
@@ -404,15 +413,8 @@ async def test_a_read_of_the_stream_is_one_page_so_a_busy_stream_is_applied_as_i
     await api.create_board("b")
     for n in range(20):
         await api.submit(f"p{n % 4}", "b", n)
-    calls: Counter[str] = Counter()
-
-    def count(model: Any, **_: Any) -> None:
-        calls[model.name] += 1
-
     shard = (await indexed.stream.shards())[0]["ShardId"]
-    streams = indexed.stream._streams
-    streams.meta.events.register("before-call.dynamodbstreams", count)
-    try:
+    with _stream_calls(indexed) as calls:
         read = await indexed.stream.read(shard, None)
         assert len(read.records) >= 20
         assert calls == {"GetShardIterator": 1, "GetRecords": 1}
@@ -420,5 +422,3 @@ async def test_a_read_of_the_stream_is_one_page_so_a_busy_stream_is_applied_as_i
         after = read.records[-1]["dynamodb"]["SequenceNumber"]
         assert (await indexed.stream.read(shard, after)).records == []
         assert calls == {"GetRecords": 1}  # goes on with the iterator it holds
-    finally:
-        streams.meta.events.unregister("before-call.dynamodbstreams", count)
