@@ -24,7 +24,7 @@ import idna
 
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 
-__all__ = ["MAX_EMAIL", "legacy_email", "normalize_email"]
+__all__ = ["MAX_EMAIL", "folded", "legacy_email", "normalize_email"]
 
 MAX_EMAIL = 254
 # Pragmatic address check: one @, no whitespace or control characters, a dot in the domain.
@@ -50,6 +50,14 @@ def normalize_email(value: str) -> str:
     if len(email) > MAX_EMAIL or not _EMAIL.fullmatch(email):
         raise _invalid()
     return email
+
+
+def folded(text: str) -> str:
+    """Any text as an address's local part is normalised (steps 1 to 3): invisible format
+    characters removed, NFKC, case-folded. Two spellings a person reads as the same text have
+    one folded form, which is how text is searched for a player's id, name or address."""
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return _fold(unicodedata.normalize("NFKC", visible))
 
 
 def _fold(local: str) -> str:

@@ -5,16 +5,22 @@ guards, sessions and play records); its entries sit on the boards (Score items, 
 the guards); its e-mail claim sits under its address; and moderation records of actions
 taken on it name it. An erasure goes through them in this order, each step safe to repeat:
 
-1. The Player item is marked ``erasingSince``: from then on the player's plays are refused
-   (its transaction's condition, as for a ban), so nothing new appears behind the erasure.
+1. The Player item is read, and the operator's reason is refused (INVALID_ARGUMENT, nothing
+   written) when it names the player: its id, its name or its e-mail address, however spelled
+   (see dynamo/mentions.py). Then it is marked ``erasingSince``: from then on the player's
+   plays are refused (its transaction's condition, as for a ban), so nothing new appears
+   behind the erasure.
 2. The partition is read in pages with ConsistentRead. Entries are taken off their boards in
    bounded transactions (the guard and the Score item deleted, ``entryCount`` down by one,
    the Player item counting them); everything else in the partition but the Player item is
    deleted in batches of 25.
-3. The moderation records that name the player stop naming it: the player's id leaves them
-   (and with it their place in the player's index), and a reason that quotes the id or the
-   address is replaced.
-4. One transaction deletes the Player item and the e-mail claim and records the erasure in
+3. The moderation records of actions on the player stop naming it: the player's id leaves
+   them (and with it their place in the player's index), and a reason that holds its id, name
+   or address is replaced.
+4. The whole moderation log is searched, in the order of its actions, for reasons that hold
+   the player's id or address (records of actions on other players); each is replaced. How far
+   the search went is kept on the Player item, so that a call that stops goes on from there.
+5. One transaction deletes the Player item and the e-mail claim and records the erasure in
    the moderation log, without naming the player.
 
 Deleted entry guards reach the rank index through the table's stream, which forgets the
@@ -36,6 +42,7 @@ from dynamo import budget
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, current_guards
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.keys import INDEX_ATTRIBUTES
+from dynamo.mentions import Mentions
 from dynamo.moderation import (
     MODERATION,
     ModerationAction,
@@ -65,6 +72,8 @@ DELETE_BATCH = 25
 """Items deleted in one BatchWriteItem (DynamoDB's most)."""
 PAGE = 100
 """Items read in one Query."""
+LOG_PAGE = 1000
+"""Moderation records read in one Query of the whole log (or 1 MB of them, if less)."""
 MAX_UNPROCESSED_ROUNDS = 8
 """Rounds of resending the deletes a BatchWriteItem left unprocessed (throttling)."""
 ROOM_SECONDS = 2.0
@@ -86,7 +95,8 @@ class ErasureProgress:
     other_items: int = 0
     """Other items of the player's partition (tombstones of removed entries)."""
     moderation_records: int = 0
-    """Moderation records that stopped naming the player."""
+    """Moderation records that stopped naming the player: those of actions on it, and those
+    of actions on others whose reason held its id or address."""
 
     @property
     def items(self) -> int:
@@ -115,7 +125,9 @@ async def erase_player(
 ) -> ErasureResult:
     """Erase the player (see the module's description). Without a request budget (the
     operators' command) it runs to the end; within one, it stops while room is left and
-    answers ``complete=False``."""
+    answers ``complete=False``. A ``reason`` that names the player is INVALID_ARGUMENT
+    (subject REASON), checked on every call before anything is written; the default one is
+    the service's own text and names no one."""
     progress = ErasureProgress()
     boards: list[str] = []
 
@@ -124,10 +136,12 @@ async def erase_player(
             on_progress(progress)
 
     try:
-        player = await _begin(db, player_id)
+        player, mentions = await _begin(db, player_id, reason)
         if not await _erase_partition(db, player_id, progress, boards, step):
             return ErasureResult(complete=False, progress=progress, boards=boards)
-        if not await _unname_records(db, player, progress, step):
+        if not await _unname_records(db, player, mentions, progress, step):
+            return ErasureResult(complete=False, progress=progress, boards=boards)
+        if not await _search_log(db, player, mentions, progress, step):
             return ErasureResult(complete=False, progress=progress, boards=boards)
         action = await _finish(db, player_id, actor, reason)
     except (BotoCoreError, ClientError) as error:
@@ -159,9 +173,18 @@ def _room_left() -> bool:
     return spending.max_calls is None or spending.max_calls - spending.total >= ROOM_CALLS
 
 
-async def _begin(db: Db, player_id: str) -> PlayerItem:
-    """Step 1: the player, marked as being erased."""
+async def _begin(db: Db, player_id: str, reason: str) -> tuple[PlayerItem, Mentions]:
+    """Step 1: the player, its erasure's reason checked, marked as being erased; and the
+    searches for what names it."""
     player = await _player(db, player_id)
+    mentions = Mentions(player)
+    named = mentions.of(reason) if reason != ERASED_REASON else None
+    if named is not None:
+        raise LeaderboardError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"reason must not name the player (it holds the player's {named}); nothing was written",
+            Subject.REASON,
+        )
     if player.erasing_since is None:
         await db.client.update_item(
             TableName=db.table,
@@ -170,7 +193,7 @@ async def _begin(db: Db, player_id: str) -> PlayerItem:
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues=serialize({":now": stamp(now())}),
         )
-    return player
+    return player, mentions
 
 
 async def _player(db: Db, player_id: str) -> PlayerItem:
@@ -279,6 +302,7 @@ async def _take_entries(db: Db, player_id: str, guards: Sequence[EntryGuardItem]
 async def _unname_records(
     db: Db,
     player: PlayerItem,
+    mentions: Mentions,
     progress: ErasureProgress,
     step: Callable[[], None],
 ) -> bool:
@@ -300,16 +324,15 @@ async def _unname_records(
         if not records:
             return True
         for record in records:
-            await _unname(db, record, player, gsi_pk, gsi_sk)
+            await _unname(db, record, mentions, gsi_pk, gsi_sk)
         progress.moderation_records += len(records)
         step()
 
 
 async def _unname(
-    db: Db, record: dict[str, Any], player: PlayerItem, gsi_pk: str, gsi_sk: str
+    db: Db, record: dict[str, Any], mentions: Mentions, gsi_pk: str, gsi_sk: str
 ) -> None:
-    reason = str(record.get("reason", ""))
-    quoted = player.player_id in reason or player.email.casefold() in reason.casefold()
+    quoted = mentions.of(str(record.get("reason", ""))) is not None
     update: dict[str, Any] = {
         "TableName": db.table,
         "Key": serialize({"pk": record["pk"], "sk": record["sk"]}),
@@ -322,8 +345,80 @@ async def _unname(
     await db.client.update_item(**update)
 
 
+async def _search_log(
+    db: Db,
+    player: PlayerItem,
+    mentions: Mentions,
+    progress: ErasureProgress,
+    step: Callable[[], None],
+) -> bool:
+    """Step 4: every reason in the moderation log that holds the player's id or address is
+    replaced; False when it stopped for want of budget, how far it went kept."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table,
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": serialize({":pk": MODERATION.pk.fill()}),
+        "ProjectionExpression": "pk, sk, #reason",
+        "ExpressionAttributeNames": {"#reason": "reason"},
+        "ConsistentRead": True,
+        "Limit": LOG_PAGE,
+    }
+    if player.erasure_searched_to is not None:
+        start = MODERATION.key_attributes(action_id=player.erasure_searched_to)
+        kwargs["ExclusiveStartKey"] = serialize(start)
+    searched: str | None = None  # the last record this call searched
+    while True:
+        if not _room_left():
+            return await _stop_search(db, player.player_id, searched)
+        response = await db.client.query(**kwargs)
+        for raw in response.get("Items", []):
+            record = deserialize(raw)
+            if mentions.of(str(record.get("reason", "")), thorough=False) is not None:
+                if not _room_left():
+                    return await _stop_search(db, player.player_id, searched)
+                await _redact(db, record)
+                progress.moderation_records += 1
+            found = MODERATION.sk.match(record["sk"])
+            searched = found["action_id"] if found is not None else searched
+        step()
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return True
+        kwargs["ExclusiveStartKey"] = last
+
+
+async def _redact(db: Db, record: dict[str, Any]) -> None:
+    await db.client.update_item(
+        TableName=db.table,
+        Key=serialize({"pk": record["pk"], "sk": record["sk"]}),
+        UpdateExpression="SET reason = :redacted",
+        ConditionExpression="attribute_exists(pk)",
+        ExpressionAttributeValues=serialize({":redacted": REDACTED}),
+    )
+
+
+async def _stop_search(db: Db, player_id: str, searched: str | None) -> bool:
+    """Keep how far the search of the log went (when this call searched any of it), for the
+    call that goes on. Returns False: the erasure is not complete."""
+    if searched is None:
+        return False
+    try:
+        await db.client.update_item(
+            TableName=db.table,
+            Key=serialize(PLAYER.key_attributes(player_id=player_id)),
+            UpdateExpression="SET erasureSearchedTo = :to",
+            ConditionExpression="attribute_exists(erasingSince)",
+            ExpressionAttributeValues=serialize({":to": searched}),
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        # Another call completed the erasure meanwhile: the next one answers PLAYER_NOT_FOUND.
+    return False
+
+
 async def _finish(db: Db, player_id: str, actor: str, reason: str) -> ModerationItem:
-    """Step 4: the Player item and the e-mail claim deleted, the erasure recorded."""
+    """Step 5: the Player item and the e-mail claim deleted, the erasure recorded."""
     player = await _player(db, player_id)
     erased = player.erased_entries or 0
     action = new_action(ModerationAction.ERASE_PLAYER, actor=actor, reason=reason)

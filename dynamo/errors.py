@@ -75,6 +75,8 @@ class Subject(StrEnum):
     """The id that makes a play idempotent."""
     CURSOR = "cursor"
     """Where a page starts."""
+    REASON = "reason"
+    """Why an operator acts, as the moderation log keeps it."""
 
 
 class LeaderboardError(Exception):

@@ -72,6 +72,9 @@ class PlayerItem(Item):
     player's, and an erasure sent again goes on from where it stopped."""
     erased_entries: int | None = None
     """While erasing: the entries taken off boards so far."""
+    erasure_searched_to: str | None = None
+    """While erasing: the last moderation action whose reason the erasure has searched for
+    the player (the log is searched in the order of the actions)."""
 
     @property
     def banned(self) -> bool:

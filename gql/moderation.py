@@ -145,8 +145,11 @@ class ErasePlayerInput:
     player_id: strawberry.ID = strawberry.field(description="The player.")
     reason: str | None = strawberry.field(
         default=None,
-        description="Why, for the moderation log (1-500 printable characters); it must not "
-        "name the player. By default: the player's data was erased on request.",
+        description="Why, for the moderation log (1-500 printable characters). It must not "
+        "name the player: a reason holding its id, its name or its e-mail address (as a whole "
+        "word, in any case or spelling, the address's local part alone included) is refused "
+        "with INVALID_ARGUMENT at reason, and nothing is written. By default: the player's "
+        "data was erased on request.",
     )
 
 

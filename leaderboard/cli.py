@@ -110,7 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     backend_options(eraser)
     eraser.add_argument("player_id", metavar="ID", help="the player's id")
-    eraser.add_argument("--reason", default=ERASED_REASON, help="for the moderation log")
+    eraser.add_argument(
+        "--reason",
+        default=ERASED_REASON,
+        help="for the moderation log; one naming the player (its id, name or e-mail address) "
+        "is refused",
+    )
 
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.add_argument("--output", type=Path, help="write to this file instead of stdout")

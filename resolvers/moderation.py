@@ -126,11 +126,12 @@ async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationI
 
 
 async def erase_player(ctx: Context, player_id: str, reason: str | None) -> ErasureResult:
-    """Erase the player's data (admin key), or as much as the request's budget allows."""
+    """Erase the player's data (admin key), or as much as the request's budget allows; a
+    reason that names the player is refused at ``reason``, and nothing is written."""
     act = _on_player(ctx, player_id, reason, erasure.ERASED_REASON)
     with (
         writing(ctx.responses, ctx.broker.writes, atomic=False) as written,
-        naming({Subject.PLAYER: "playerId"}),
+        naming({Subject.PLAYER: "playerId", Subject.REASON: "reason"}),
     ):
         result = await erasure.erase_player(ctx.db, **asdict(act))
         written.boards += result.boards

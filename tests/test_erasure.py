@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items
+from dynamo import erasure
+from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items, erase_player
+from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
 from dynamo.leaderboards import LEADERBOARD, get_leaderboard
-from dynamo.moderation import MODERATION
+from dynamo.moderation import MODERATION, ModerationAction, new_action
 from dynamo.players import PLAYER
 from dynamo.sessions import SESSION, SessionItem
 from dynamo.table import serialize
@@ -23,12 +25,16 @@ from leaderboard.config import Settings
 from soak.invariants import check_table
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, _serve
 from tests.scan import scan_items
-from tests.test_bans import ban
+from tests.test_bans import ban, unban
 from tests.test_moderation import _remove
 
 ADMIN = ADMIN_KEYS[0]
 ERIN = "erin-4f2c"
 """The player erased: an id found nowhere else, so that a scan can look for it."""
+ERIN_NAME = "Erin Vasquez"
+ERIN_EMAIL = f"{ERIN}@x.example"
+ERIN_TRACES = (ERIN, ERIN_NAME, ERIN_EMAIL)
+"""What names the player: none of it may be left anywhere once it is erased."""
 
 ERASE = """mutation($i: ErasePlayerInput!) { erasePlayer(input: $i) {
     complete
@@ -43,11 +49,13 @@ async def erase(
     return await api.raw(ERASE, {"i": {"playerId": player, **fields}}, key=key)
 
 
-async def erase_fully(api: Api, player: str = ERIN, most: int = 20) -> list[dict[str, Any]]:
+async def erase_fully(
+    api: Api, player: str = ERIN, most: int = 20, **fields: Any
+) -> list[dict[str, Any]]:
     """Send the erasure until it is complete; every answer, in order."""
     answers = []
     for _ in range(most):
-        payload = (await erase(api, player))["data"]["erasePlayer"]
+        payload = (await erase(api, player, **fields))["data"]["erasePlayer"]
         assert payload["errors"] == [], payload
         answers.append(payload)
         if payload["complete"]:
@@ -95,8 +103,8 @@ async def _sessions(api: Api, player: str, count: int, boards: list[str]) -> Non
 
 async def _player_on_boards(api: Api, boards: list[str]) -> None:
     """ERIN and bob with an entry on every board (ERIN the better), some plays idempotent."""
-    for p in (ERIN, "bob"):
-        await api.create_player(p)
+    await api.create_player(ERIN, ERIN_NAME)
+    await api.create_player("bob")
     for board in boards:
         await api.create_board(board)
     for start in range(0, len(boards), 20):
@@ -186,7 +194,7 @@ async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_com
     assert calls["TransactWriteItems"] == 2 + 1
 
     items = await scan_items(api.db)
-    assert traces(items, ERIN, f"{ERIN}@x.example") == []
+    assert traces(items, *ERIN_TRACES) == []
     erased = [i for i in items if MODERATION.holds(i) and i["action"] == "ERASE_PLAYER"]
     assert len(erased) == 1
     removal = next(i for i in items if MODERATION.holds(i) and i["action"] == "REMOVE_ENTRY")
@@ -230,7 +238,7 @@ async def test_an_erasure_stops_within_its_budget_and_goes_on_when_sent_again(
     assert [a["complete"] for a in answers[:-1]] == [False] * (len(answers) - 1)
     assert len(answers) >= 2
     assert sum(a["erased"]["sessions"] for a in answers) == 601
-    assert traces(await scan_items(frugal.db), ERIN) == []
+    assert traces(await scan_items(frugal.db), *ERIN_TRACES) == []
     assert await check_table(frugal.db.client, frugal.db.table, single_writer=True) == []
 
 
@@ -241,7 +249,7 @@ async def test_an_erasure_of_a_banned_player_and_plays_during_it(api: Api) -> No
     assert sum(a["erased"]["entries"] for a in answers) == 0  # the ban took them
     assert sum(a["erased"]["moderationRecords"] for a in answers) == 1
     items = await scan_items(api.db)
-    assert traces(items, ERIN) == []
+    assert traces(items, *ERIN_TRACES) == []
     ban_record = next(i for i in items if MODERATION.holds(i) and i["action"] == "BAN_PLAYER")
     assert ban_record["reason"] == "cheated"
     refused = await api.submit(ERIN, "b0", 1)
@@ -337,3 +345,205 @@ async def test_an_entry_whose_board_is_gone_answers_a_typed_error(api: Api) -> N
         f'{{ player(id: "{ERIN}") {{ scores {{ edges {{ node {{ leaderboard {{ id }} }} }} }} }} }}'
     )
     assert [e["extensions"]["code"] for e in body["errors"]] == ["LEADERBOARD_NOT_FOUND"], body
+
+
+NAMED = "gdprNamed4w"
+NAMED_NAME = "Wren Okafor"
+NAMED_EMAIL = "named4w.person@example.net"
+
+
+async def _create(api: Api, player: str, name: str, email: str) -> None:
+    data = await api.gql(
+        """mutation($i: CreatePlayerInput!) { createPlayer(input: $i) {
+            errors { code } } }""",
+        {"i": {"id": player, "name": name, "email": email}},
+    )
+    assert data["createPlayer"]["errors"] == []
+
+
+def _fullwidth(text: str) -> str:
+    """``text`` in fullwidth letters, digits and signs (the same text once NFKC-normalised)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+async def test_a_reason_that_names_the_player_is_refused_and_changes_nothing(api: Api) -> None:
+    await _create(api, NAMED, NAMED_NAME, NAMED_EMAIL)
+    await api.create_player("bob")
+    await api.create_board("b0")
+    assert (await api.submit(NAMED, "b0", 50))["errors"] == []
+    before = await scan_items(api.db)
+    for reason, holds in (
+        (f"erased at the request of {NAMED_EMAIL} (player {NAMED})", "id"),
+        ("asked for by GDPRNAMED4W.", "id"),
+        (f"asked for by {_fullwidth(NAMED)}", "id"),
+        (f"asked for by {NAMED_NAME}", "name"),
+        ("wren   OKAFOR wrote to support", "name"),
+        (f"asked for by {NAMED_EMAIL}", "e-mail address"),
+        ("asked for by <Named4W.Person@Example.NET.>", "e-mail address"),
+        (f"asked for by {_fullwidth(NAMED_EMAIL)}", "e-mail address"),
+        ("named4w.person wrote to support", "e-mail address"),  # the local part alone
+    ):
+        payload = (await erase(api, NAMED, reason=reason))["data"]["erasePlayer"]
+        assert [(e["code"], e["field"]) for e in payload["errors"]] == [
+            ("INVALID_ARGUMENT", "reason")
+        ], reason
+        message = payload["errors"][0]["message"]
+        assert f"the player's {holds}" in message, (reason, message)
+        assert "named4w" not in message.casefold()  # the message does not repeat it
+        assert "wren" not in message.casefold()
+        assert (payload["complete"], payload["erased"], payload["action"]) == (False, None, None)
+    # The operators' command passes its reason on as typed: invisible characters too.
+    with pytest.raises(LeaderboardError) as refused:
+        await erase_player(
+            api.db, player_id=NAMED, actor="cli", reason="from named4w\u200b.person@example.net"
+        )
+    assert refused.value.code is ErrorCode.INVALID_ARGUMENT
+    assert refused.value.subject is Subject.REASON
+    assert await scan_items(api.db) == before
+    assert (await api.submit(NAMED, "b0", 60))["errors"] == []  # not being erased
+
+    # Other players may be named.
+    answers = await erase_fully(api, NAMED, reason="ticket 4711: a second account of bob")
+    assert answers[-1]["action"]["reason"] == "ticket 4711: a second account of bob"
+    assert traces(await scan_items(api.db), NAMED, NAMED_NAME, NAMED_EMAIL) == []
+
+
+async def test_names_and_ids_are_found_as_whole_words_only(api: Api) -> None:
+    """A name that is a common word or a single letter names the player wherever it stands as
+    a word of its own, and nowhere else; so does an id."""
+    for player, name in (("p-the", "the"), ("p-al", "Al"), ("p-data", "data"), ("erin", "E")):
+        await _create(api, player, name, f"{player}@x.example")
+    refused = [
+        ("p-the", "erased at the request of the holder"),
+        ("p-al", "Al's second account"),
+        ("erin", "ERIN asked for it."),
+        ("erin", "plan E"),
+    ]
+    for player, reason in refused:
+        payload = (await erase(api, player, reason=reason))["data"]["erasePlayer"]
+        assert [e["field"] for e in payload["errors"]] == ["reason"], (player, reason)
+    accepted: list[tuple[str, str | None]] = [
+        ("p-al", "also asked for by mail"),
+        ("erin", f"a second account of {ERIN}; see Erinna's ticket"),  # another player's id
+        ("p-the", None),  # the default text holds "the" and names no one
+        ("p-data", None),
+    ]
+    for player, given in accepted:
+        fields: dict[str, Any] = {} if given is None else {"reason": given}
+        answers = await erase_fully(api, player, **fields)
+        assert answers[-1]["action"]["reason"] == (given or ERASED_REASON)
+
+
+async def test_an_erasure_leaves_nothing_that_names_the_player(api: Api) -> None:
+    await _player_on_boards(api, ["b0", "b1", "b2"])
+    await api.create_player("carl")
+    metadata = {"nick": ERIN_NAME, "contact": ERIN_EMAIL}
+    payload = await api.gql(
+        """mutation($i: SubmitScoreInput!) { submitScore(input: $i) { errors { code } } }""",
+        {
+            "i": {
+                "playerId": ERIN,
+                "gameId": "g",
+                "score": 95,
+                "leaderboardIds": ["b0", "b1"],
+                "submissionId": new_session_id(),
+                "metadata": metadata,
+            }
+        },
+    )
+    assert payload["submitScore"]["errors"] == []
+    # Actions on the player, their reasons naming it in every way.
+    assert (await _remove(api, "b2", ERIN, reason=f"{ERIN_NAME} used a trainer"))["data"][
+        "removeEntry"
+    ]["errors"] == []
+    assert (await ban(api, ERIN, reason=f"reported by {ERIN_EMAIL.upper()}"))["data"]["banPlayer"][
+        "errors"
+    ] == []
+    assert (await unban(api, ERIN, reason="appeal by erin vasquez"))["data"]["unbanPlayer"][
+        "errors"
+    ] == []
+    # Actions on other players whose reasons name it by id or address, or by name only.
+    assert (await _remove(api, "b0", "bob", reason=f"colluded with {ERIN.upper()}"))["data"][
+        "removeEntry"
+    ]["errors"] == []
+    assert (await ban(api, "bob", reason=f"alt account of <{ERIN_EMAIL.title()}>"))["data"][
+        "banPlayer"
+    ]["errors"] == []
+    assert (await unban(api, "bob", reason=f"appeal upheld; {ERIN_NAME} vouched"))["data"][
+        "unbanPlayer"
+    ]["errors"] == []
+    assert (await erase(api, "carl", reason=f"a second account of {ERIN}"))["data"]["erasePlayer"][
+        "errors"
+    ] == []
+    before = await scan_items(api.db)
+    assert all(traces(before, t) for t in ERIN_TRACES)
+
+    answers = await erase_fully(api, reason="ticket 4711: a second account of bob")
+    assert sum(a["erased"]["moderationRecords"] for a in answers) == 3 + 3
+
+    items = await scan_items(api.db)
+    assert traces(items, ERIN, ERIN_EMAIL) == []
+    # A name is no identifier: in a record about someone else it is left as it was.
+    [kept] = traces(items, ERIN_NAME)
+    assert (kept["action"], kept["playerId"]) == ("UNBAN_PLAYER", "bob")
+    records = [i for i in items if MODERATION.holds(i)]
+    reasons = {(r["action"], r.get("playerId"), r["reason"]) for r in records}
+    assert reasons == {
+        ("REMOVE_ENTRY", None, REDACTED),
+        ("BAN_PLAYER", None, REDACTED),
+        ("UNBAN_PLAYER", None, REDACTED),
+        ("REMOVE_ENTRY", "bob", REDACTED),
+        ("BAN_PLAYER", "bob", REDACTED),
+        ("UNBAN_PLAYER", "bob", f"appeal upheld; {ERIN_NAME} vouched"),
+        ("ERASE_PLAYER", None, REDACTED),
+        ("ERASE_PLAYER", None, "ticket 4711: a second account of bob"),
+    }
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+
+
+async def _name_in_log(api: Api, player: str, count: int) -> None:
+    """``count`` removals of other players' entries in the log, the last ten naming
+    ``player`` by id (written straight into the table)."""
+    requests: Any = []
+    for i in range(count):
+        reason = f"an alt of {player}" if i >= count - 10 else f"reason {i}"
+        action = new_action(
+            ModerationAction.REMOVE_ENTRY, actor="a", reason=reason, player_id=f"other-{i}"
+        )
+        requests.append({"PutRequest": {"Item": serialize(MODERATION.item(action))}})
+    for first in range(0, len(requests), 25):
+        await api.db.client.batch_write_item(
+            RequestItems={api.db.table: requests[first : first + 25]}
+        )
+
+
+async def test_an_erasure_searches_a_log_too_long_for_one_request_in_several(
+    frugal: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call searches the log from where the last one stopped: a log that takes more reads
+    than one request may make is searched all the same."""
+    monkeypatch.setattr(erasure, "LOG_PAGE", 2)
+    await _player_on_boards(frugal, ["b0"])
+    await _name_in_log(frugal, ERIN, 60)  # 30 reads, one request affords under 20
+    answers = await erase_fully(frugal, reason="ticket 4711")
+    assert len(answers) >= 2
+    assert sum(a["erased"]["moderationRecords"] for a in answers) == 10
+    assert answers[-1]["action"]["reason"] == "ticket 4711"
+    items = await scan_items(frugal.db)
+    assert traces(items, *ERIN_TRACES) == []
+    assert len([i for i in items if MODERATION.holds(i) and i["reason"] == REDACTED]) == 10
+
+
+async def test_a_resumed_erasure_checks_each_reason_and_records_the_last(frugal: Api) -> None:
+    await _player_on_boards(frugal, ["b0", "b1"])
+    await _sessions(frugal, ERIN, 300, ["b0", "b1"])
+    first = (await erase(frugal, reason="ticket 4711"))["data"]["erasePlayer"]
+    assert first["errors"] == []
+    assert first["complete"] is False
+    partway = await scan_items(frugal.db)
+    refused = (await erase(frugal, reason=f"ticket 4711 for {ERIN_NAME}"))["data"]["erasePlayer"]
+    assert [(e["code"], e["field"]) for e in refused["errors"]] == [("INVALID_ARGUMENT", "reason")]
+    assert await scan_items(frugal.db) == partway
+    answers = await erase_fully(frugal, reason="ticket 4711, closed")
+    assert answers[-1]["action"]["reason"] == "ticket 4711, closed"
+    assert traces(await scan_items(frugal.db), *ERIN_TRACES) == []
