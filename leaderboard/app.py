@@ -48,15 +48,27 @@ from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
 from leaderboard.metrics import ChangeFeedMetrics, Metrics, MetricsAccess, add_metrics_route
 from leaderboard.observability import request_context
+from leaderboard.peers import WorkerPeers
 from rankindex.feed import ChangeFeed, feed_client
 from rankindex.index import RankIndex
 from rankindex.lease import Lease
 from rankindex.notices import Notice
 from rankindex.projector import Projector
 from resolvers.broker import Broker, refresh_quiet_topics
+from resolvers.changes import Arrivals
 from resolvers.response_cache import ResponseCache
 
-__all__ = ["ADMISSION", "BREAKER", "CALLS", "FEED", "SOCKETS", "create_app", "server_options"]
+__all__ = [
+    "ADMISSION",
+    "ARRIVALS",
+    "BREAKER",
+    "CALLS",
+    "FEED",
+    "PEERS",
+    "SOCKETS",
+    "create_app",
+    "server_options",
+]
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
@@ -65,6 +77,10 @@ SOCKETS = web.AppKey("sockets", Sockets)
 """The process's WebSockets and subscriptions (their counts, for tests and health)."""
 FEED = web.AppKey("feed", ChangeFeed)
 """The change feed's reader, with a Redis URL: add listeners to its notices here."""
+ARRIVALS = web.AppKey("arrivals", Arrivals)
+"""Where changes made through other processes arrive (from the feed and the siblings)."""
+PEERS = web.AppKey("peers", WorkerPeers)
+"""This worker's siblings, when it is one of several workers of a master."""
 
 Prepare = Callable[[Db], Awaitable[None]]
 
@@ -119,6 +135,7 @@ def create_app(
             max_age=settings.cache_max_seconds,
             recorder=metrics.response_cache,
         )
+    app[ARRIVALS] = Arrivals(app[BROKER], app.get(RESPONSES))
 
     async def dynamodb(app: web.Application) -> AsyncIterator[None]:
         async with open_table(settings, credentials, config=_client_config(limits)) as db:
@@ -133,6 +150,8 @@ def create_app(
             yield
 
     app.cleanup_ctx.append(dynamodb)
+    if settings.peers_dir is not None:
+        app.cleanup_ctx.append(_worker_peers(settings.peers_dir))
     if settings.subscription_refresh_seconds > 0:
         app.cleanup_ctx.append(_refresh_subscriptions(settings.subscription_refresh_seconds))
     if settings.redis_url:
@@ -282,35 +301,36 @@ async def _cancel(task: asyncio.Task[None]) -> None:
 
 def _follow_feed(app: web.Application, feed: ChangeFeed, stop: asyncio.Event) -> asyncio.Task[None]:
     """Start the change feed's reader: each notice evicts from the response cache what it
-    may change and wakes the subscribers of its board (a player's notice wakes none: a push
-    shows a player's name as read, and sends only when the entries change), but for the
-    copy of a play this process made, which did both when it committed; a lost place empties
-    the cache and wakes every subscriber."""
-    broker = app[BROKER]
+    may change and wakes the subscribers of its board, but for the copy of a change this
+    process made or heard of from a sibling worker, which did both already; a lost place
+    empties the cache and wakes every subscriber."""
+    arrivals = app[ARRIVALS]
+    feed.on_notice(arrivals.from_feed)
+    feed.on_resync(arrivals.resync)
     responses = app.get(RESPONSES)
-
-    def deliver(notice: Notice) -> None:
-        if broker.writes.handled(notice):
-            return
-        if responses is not None:
-            responses.notice(notice)
-        if notice.board:
-            broker.publish(notice.board)
-
-    def resync() -> None:
-        broker.writes.forget()
-        if responses is not None:
-            responses.clear()
-        broker.publish_all()
-
-    feed.on_notice(deliver)
-    feed.on_resync(resync)
     if responses is not None:
         # While the reader is not connected (notices may be passing it by), nothing is
         # served from the cache or stored in it.
         responses.available = lambda: feed.connected
     app[FEED] = feed
     return asyncio.create_task(feed.run(stop))
+
+
+def _worker_peers(directory: Path) -> Callable[[web.Application], AsyncIterator[None]]:
+    """This worker's end of the mesh of its master's workers (leaderboard/peers.py): its
+    writes go to its siblings as they commit, and theirs come to it."""
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        arrivals = app[ARRIVALS]
+        peers = WorkerPeers(directory, on_notice=arrivals.from_sibling, on_resync=arrivals.resync)
+        await peers.start()
+        app[PEERS] = peers
+        app[BROKER].peers = peers
+        yield
+        app[BROKER].peers = None
+        await peers.stop()
+
+    return lifecycle
 
 
 def _measure_feed(feed: ChangeFeed, measured: ChangeFeedMetrics) -> None:
@@ -363,6 +383,9 @@ async def healthz(request: web.Request) -> web.Response:
     feed = request.app.get(FEED)
     if feed is not None:
         body["changeFeed"] = feed.status()
+    peers = request.app.get(PEERS)
+    if peers is not None:
+        body["workers"] = peers.status()
     responses = request.app.get(RESPONSES)
     if responses is not None:
         body["responseCache"] = responses.status()

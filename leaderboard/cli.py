@@ -11,6 +11,7 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +29,7 @@ from leaderboard.embedded_redis import EmbeddedRedis, redis_server_binary
 from leaderboard.graphiql_bundle import graphiql_assets
 from leaderboard.metrics import pooled_metrics
 from leaderboard.observability import configure_logging
+from leaderboard.peers import peers_directory
 from leaderboard.seed import seed
 from leaderboard.workers import WorkerPool, default_workers
 
@@ -201,9 +203,9 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
 
     assets = graphiql_assets(cache)
 
-    def build() -> web.Application:
+    def build(served: Settings) -> web.Application:
         return create_app(
-            settings,
+            served,
             graphiql_assets=assets,
             credentials=backend.credentials,
             project_ranks=backend.embedded,
@@ -218,10 +220,11 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
             # forked, through a client that waits for DynamoDB Local's slow CreateTable.
             asyncio.run(_with_db(settings, backend, prepare))
         if workers == 1:
-            return _serve_one(build(), args, settings, announce)
-        with pooled_metrics():
+            return _serve_one(build(settings), args, settings, announce)
+        with pooled_metrics(), peers_directory() as peers:
+            # The workers tell each other of their writes (leaderboard/peers.py).
             pool = WorkerPool(
-                build,
+                partial(build, replace(settings, peers_dir=peers)),
                 host=args.host,
                 port=args.port,
                 workers=workers,

@@ -146,6 +146,10 @@ class Settings:
     """Seconds a watched board may go without a change notice before its subscribers re-read
     it anyway, whatever the change feed says (LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS); 0
     leaves subscribers to the notices alone."""
+    peers_dir: Path | None = None
+    """Where the workers of one ``serve --workers N`` master find each other's sockets (set
+    by the master for its workers, never from the environment); None for a process that
+    serves alone."""
 
     @property
     def cache_bytes(self) -> int:

@@ -5,15 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from rankindex.notices import Notice
 from resolvers.local_writes import LocalWrites
 
-__all__ = ["Broker", "Listener", "refresh_quiet_topics"]
+__all__ = ["Broker", "Listener", "Peers", "refresh_quiet_topics"]
 
 T = TypeVar("T")
+
+
+class Peers(Protocol):
+    """The other worker processes of this one's host and master (leaderboard/peers.py)."""
+
+    def tell(self, notices: Sequence[Notice]) -> None:
+        """A committed write's notices, for every sibling (never blocks, never fails)."""
+
+    def tell_resync(self) -> None:
+        """A write whose outcome is unknown: every sibling treats it as a lost place."""
 
 
 class Listener:
@@ -54,6 +65,9 @@ class Broker:
         self.writes = LocalWrites()
         """The boards this process wrote to lately (their subscribers' reads and the answers
         the response cache stores are then read consistently)."""
+        self.peers: Peers | None = None
+        """The sibling worker processes, told of every write through this one (set by the
+        app when it runs as one of several workers)."""
         self._listeners: dict[str, set[Listener]] = {}
         self._generation: dict[str, int] = {}
         self._reads: dict[str, dict[Hashable, _Read]] = {}

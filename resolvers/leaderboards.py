@@ -16,6 +16,7 @@ from dynamo.leaderboards import (
 )
 from dynamo.scores import ScoreItem
 from dynamo.table import Page
+from resolvers.changes import writing
 from resolvers.context import Context
 from resolvers.dependencies import BoardRules, first_page
 from resolvers.erased import existing_players
@@ -30,7 +31,6 @@ from resolvers.inputs import (
 )
 from resolvers.loaders import RankInfo
 from resolvers.ranks import WindowRanks, check_window_size
-from resolvers.response_cache import writing
 
 __all__ = [
     "create_leaderboard",
@@ -158,7 +158,7 @@ async def create_leaderboard(
     )
     check_new_board(board)
     with (
-        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
+        writing(ctx.responses, ctx.broker, atomic=True) as written,
         naming({Subject.LEADERBOARD: "id"}),
     ):
         await leaderboards.create_leaderboard(ctx.db, board)

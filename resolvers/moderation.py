@@ -13,9 +13,9 @@ from dynamo.errors import ErrorCode, Subject
 from dynamo.moderation import ModerationItem
 from dynamo.table import Page
 from resolvers.auth import require_admin
+from resolvers.changes import writing
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, naming, page_of
-from resolvers.response_cache import writing
 
 __all__ = [
     "MAX_REASON",
@@ -52,7 +52,7 @@ async def remove_entry(
     why = clean_reason(reason)
     actor = ctx.caller.actor or ""
     with (
-        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
+        writing(ctx.responses, ctx.broker, atomic=True) as written,
         naming({Subject.LEADERBOARD: "leaderboardId", Subject.PLAYER: "playerId"}),
     ):
         action = await moderation.remove_entry(
@@ -102,7 +102,7 @@ async def ban_player(ctx: Context, player_id: str, reason: str) -> BanResult:
     subscribers are told."""
     act = _on_player(ctx, player_id, reason)
     with (
-        writing(ctx.responses, ctx.broker.writes, atomic=False) as written,
+        writing(ctx.responses, ctx.broker, atomic=False) as written,
         naming({Subject.PLAYER: "playerId"}),
     ):
         result = await bans.ban_player(ctx.db, **asdict(act))
@@ -116,7 +116,7 @@ async def unban_player(ctx: Context, player_id: str, reason: str) -> ModerationI
     """Lift the player's ban (admin key)."""
     act = _on_player(ctx, player_id, reason)
     with (
-        writing(ctx.responses, ctx.broker.writes, atomic=True) as written,
+        writing(ctx.responses, ctx.broker, atomic=True) as written,
         naming({Subject.PLAYER: "playerId"}),
     ):
         action = await bans.unban_player(ctx.db, **asdict(act))
@@ -130,7 +130,7 @@ async def erase_player(ctx: Context, player_id: str, reason: str | None) -> Eras
     reason that names the player is refused at ``reason``, and nothing is written."""
     act = _on_player(ctx, player_id, reason, erasure.ERASED_REASON)
     with (
-        writing(ctx.responses, ctx.broker.writes, atomic=False) as written,
+        writing(ctx.responses, ctx.broker, atomic=False) as written,
         naming({Subject.PLAYER: "playerId", Subject.REASON: "reason"}),
     ):
         result = await erasure.erase_player(ctx.db, **asdict(act))

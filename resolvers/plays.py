@@ -9,9 +9,9 @@ from dynamo.errors import ErrorCode, Subject
 from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS, BoardResult, Play, PlayResult
 from dynamo.scores import rank_value
 from rankindex.notices import Notice, NoticeKind
+from resolvers.changes import writing
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, clean_metadata, clean_submission_id, naming
-from resolvers.response_cache import writing
 
 __all__ = ["PlayArguments", "clean_play", "submit_score"]
 
@@ -90,7 +90,7 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         Subject.SCORE: "score",
         Subject.SUBMISSION: "submissionId",
     }
-    with writing(ctx.responses, ctx.broker.writes, atomic=True) as written, naming(fields):
+    with writing(ctx.responses, ctx.broker, atomic=True) as written, naming(fields):
         result = await play_writes.record_play(ctx.db, play, clock=ctx.clock)
         changes = {
             board.leaderboard_id: _change(board, play.player_id)

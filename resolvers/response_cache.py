@@ -4,7 +4,7 @@ An answer is stored with its dependencies (resolvers/dependencies.py) and evicte
 first notice that may change one of them: a notice from the change feed (another instance's
 write, or this one's as the table's stream reports it, but for the copy of a play this
 process made: see resolvers/local_writes.py), or one this process makes itself when a write
-through it commits (:func:`writing`), before the mutation answers. A lost feed position
+through it commits (resolvers/changes.py), before the mutation answers. A lost feed position
 clears everything (:meth:`ResponseCache.clear`).
 
 A read that overlaps a change must not be stored: :meth:`ResponseCache.begin` gives the
@@ -21,23 +21,18 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
-from dynamo.errors import ErrorCode, LeaderboardError
 from rankindex.notices import Notice, NoticeKind
 from resolvers.dependencies import Dependency, PlayerName, affected
-from resolvers.local_writes import LocalWrites
 
 __all__ = [
     "ENTRY_OVERHEAD",
     "CacheRecorder",
     "ResponseCache",
     "Unrecorded",
-    "Written",
-    "writing",
 ]
 
 ENTRY_OVERHEAD = 512
@@ -258,52 +253,3 @@ def _discard(index: dict[str, set[bytes]], name: str, key: bytes) -> None:
         keys.discard(key)
         if not keys:
             del index[name]
-
-
-@dataclass
-class Written:
-    """What a write through this process changed, once it has committed: entries whose
-    change is known exactly (the notice the change feed will carry, which evicts only what
-    it reaches), and boards and players of which anything may have changed."""
-
-    changes: list[Notice] = field(default_factory=list)
-    boards: list[str] = field(default_factory=list)
-    players: list[str] = field(default_factory=list)
-
-
-_UNCERTAIN = frozenset(
-    {ErrorCode.OUTCOME_UNKNOWN, ErrorCode.BACKEND_UNAVAILABLE, ErrorCode.INTERNAL_SERVER_ERROR}
-)
-"""The errors of a write that may or may not have been made."""
-
-
-@contextmanager
-def writing(cache: ResponseCache | None, writes: LocalWrites, *, atomic: bool) -> Iterator[Written]:
-    """Around a write: once it has committed, evict what the caller says it changed (before
-    the mutation answers, so that the caller's next read sees its write), and record its
-    boards in ``writes`` (the reads of those boards that are kept are then consistent for a
-    few seconds: they show the write). A write that fails
-    with an error saying it was refused changed nothing when it is ``atomic`` (one
-    transaction); any other failure (cut off, the backend unavailable or the outcome
-    unknown, part of several steps done) may have changed anything: the whole cache is
-    cleared."""
-    written = Written()
-    try:
-        yield written
-    except LeaderboardError as error:
-        if cache is not None and not (atomic and error.code not in _UNCERTAIN):
-            cache.clear()
-        raise
-    except BaseException:
-        if cache is not None:
-            cache.clear()
-        raise
-    for board in dict.fromkeys([*written.boards, *(c.board or "" for c in written.changes)]):
-        writes.wrote(board)
-    if cache is not None:
-        for change in written.changes:
-            cache.notice(change)
-        for board in dict.fromkeys(written.boards):
-            cache.board_changed(board)
-        for player in dict.fromkeys(written.players):
-            cache.player_changed(player)

@@ -25,9 +25,10 @@ from leaderboard.app import FEED
 from leaderboard.config import MB, Settings
 from rankindex.feed import ChangeFeed
 from rankindex.notices import Notice, NoticeKind
+from resolvers.broker import Broker
+from resolvers.changes import writing
 from resolvers.dependencies import BoardRules, EntryCount, PlayerName, TopPage, affected
-from resolvers.local_writes import LocalWrites
-from resolvers.response_cache import ENTRY_OVERHEAD, ResponseCache, writing
+from resolvers.response_cache import ENTRY_OVERHEAD, ResponseCache
 from tests.conftest import ADMIN_KEYS, Api, Indexed, _serve
 from tests.test_feed import _kill_feed_readers
 from tests.test_metrics import scrape, value
@@ -157,33 +158,34 @@ def test_the_least_recently_used_answers_leave_for_room_and_old_ones_expire() ->
 
 
 def test_a_write_evicts_what_it_changed_and_a_failed_one_what_it_may_have() -> None:
-    cache, writes = _cache(), LocalWrites()
+    cache, broker = _cache(), Broker()
+    writes = broker.writes
 
     def fill() -> None:
         cache.put(b"b", b"1", [BoardRules("b")], cache.begin())
         cache.put(b"c", b"2", [BoardRules("c")], cache.begin())
 
     fill()
-    with writing(cache, writes, atomic=True) as written:
+    with writing(cache, broker, atomic=True) as written:
         written.boards.append("b")
     assert (cache.get(b"b"), cache.get(b"c")) == (None, b"2")
     assert (writes.recent("b"), writes.recent("c")) == (True, False)
     fill()
     refused = LeaderboardError(ErrorCode.SCORE_OUT_OF_RANGE, "refused")
-    with pytest.raises(LeaderboardError), writing(cache, writes, atomic=True):
+    with pytest.raises(LeaderboardError), writing(cache, broker, atomic=True):
         raise refused
     assert len(cache) == 2  # one transaction refused: nothing was written
     for code in (ErrorCode.OUTCOME_UNKNOWN, ErrorCode.BACKEND_UNAVAILABLE):
         fill()
-        with pytest.raises(LeaderboardError), writing(cache, writes, atomic=True):
+        with pytest.raises(LeaderboardError), writing(cache, broker, atomic=True):
             raise LeaderboardError(code, "may or may not have been written")
         assert len(cache) == 0
     fill()
-    with pytest.raises(asyncio.CancelledError), writing(cache, writes, atomic=True):
+    with pytest.raises(asyncio.CancelledError), writing(cache, broker, atomic=True):
         raise asyncio.CancelledError  # cut off by the request's deadline
     assert len(cache) == 0
     fill()
-    with pytest.raises(LeaderboardError), writing(cache, writes, atomic=False):
+    with pytest.raises(LeaderboardError), writing(cache, broker, atomic=False):
         raise refused  # some steps of several may have been taken
     assert len(cache) == 0
     assert len(writes) == 1  # only the write that committed is recorded

@@ -91,7 +91,13 @@ def _env(settings: Settings, shutdown_timeout: float) -> dict[str, str]:
     return env
 
 
-def _start(settings: Settings, cwd: Path, shutdown_timeout: float, options: list[str]) -> Served:
+def _start(
+    settings: Settings,
+    cwd: Path,
+    shutdown_timeout: float,
+    options: list[str],
+    env: dict[str, str] | None = None,
+) -> Served:
     port = _free_port()
     output = cwd / f"serve-{port}.log"
     command = [sys.executable, "-m", "leaderboard.cli", "serve", "--port", str(port), *options]
@@ -99,7 +105,7 @@ def _start(settings: Settings, cwd: Path, shutdown_timeout: float, options: list
         process = subprocess.Popen(
             command,
             cwd=cwd,
-            env=_env(settings, shutdown_timeout),
+            env={**_env(settings, shutdown_timeout), **(env or {})},
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
@@ -108,11 +114,15 @@ def _start(settings: Settings, cwd: Path, shutdown_timeout: float, options: list
 
 @asynccontextmanager
 async def _serving(
-    settings: Settings, cwd: Path, *options: str, shutdown_timeout: float = SHUTDOWN_TIMEOUT
+    settings: Settings,
+    cwd: Path,
+    *options: str,
+    shutdown_timeout: float = SHUTDOWN_TIMEOUT,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Served]:
-    """`leaderboard serve` with ``options`` until it answers /healthz; stopped (SIGTERM,
-    then SIGKILL) if a test leaves it running."""
-    served = _start(settings, cwd, shutdown_timeout, list(options))
+    """`leaderboard serve` with ``options`` (and ``env`` added to its environment) until it
+    answers /healthz; stopped (SIGTERM, then SIGKILL) if a test leaves it running."""
+    served = _start(settings, cwd, shutdown_timeout, list(options), env)
     try:
         async with aiohttp.ClientSession() as http:
             deadline = time.monotonic() + 120
@@ -471,3 +481,102 @@ async def test_a_play_still_running_at_the_drain_bound_is_cut_off(
             assert await _exit_status(served, exit_bound) == 0, served.log()
         finally:
             release.set()
+
+
+WATCH_TOP = (
+    'subscription { leaderboardChanged(leaderboardId: "b", first: 3) { entries { score } } }'
+)
+PAGE = '{ leaderboard(id: "b") { topScores(first: 3) { edges { node { score } } } } }'
+
+
+@asynccontextmanager
+async def _one_connection_per_worker(
+    base: str, workers: int
+) -> AsyncIterator[dict[int, aiohttp.ClientSession]]:
+    """A client session of one keep-alive connection to each worker, by its process id (a
+    connection stays with the worker that accepted it)."""
+    sessions: dict[int, aiohttp.ClientSession] = {}
+    try:
+        for _ in range(64):
+            http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+            async with http.get(f"{base}/healthz") as response:
+                pid: int = (await response.json())["pid"]
+            if pid in sessions:
+                await http.close()
+            else:
+                sessions[pid] = http
+            if len(sessions) == workers:
+                break
+        assert len(sessions) == workers, sessions
+        yield sessions
+    finally:
+        for http in sessions.values():
+            await http.close()
+
+
+async def _mesh(http: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    async with http.get(f"{base}/healthz") as response:
+        body: dict[str, Any] = await response.json()
+    return body["workers"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("feed", [False, True], ids=["without-redis", "with-redis"])
+async def test_every_play_through_any_worker_reaches_every_worker_at_once(
+    made: Settings, tmp_path: Path, request: pytest.FixtureRequest, feed: bool
+) -> None:
+    """Two workers, their subscribers' refresh off (so a push can come only from a change
+    notice), the response cache on, with and without Redis (with it, but no projector
+    feeding the change feed, so that only the workers' own mesh carries the plays): each of
+    20 plays, alternately through one worker and the other, is pushed to a subscriber on
+    one of them in order, and a top page cached by either worker is evicted by a play
+    through the other."""
+    assert made.endpoint_url is not None
+    env = {"LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS": "0", "LEADERBOARD_CACHE_MB": "8"}
+    if feed:
+        env["LEADERBOARD_REDIS_URL"] = request.getfixturevalue("redis_url")
+    async with (
+        _serving(
+            made, tmp_path, "--workers", "2", "--endpoint-url", made.endpoint_url, env=env
+        ) as served,
+        _one_connection_per_worker(served.base, 2) as pinned,
+    ):
+        first, second = pinned.values()
+        players = await _board_with_players(first, served.base, count=20)
+        await _play(first, served.base, players[0], 1)
+        async with (
+            aiohttp.ClientSession() as watcher,
+            watcher.ws_connect(f"{served.base}/graphql", protocols=("graphql-transport-ws",)) as ws,
+        ):
+            await ws.send_json({"type": "connection_init"})
+            assert (await ws.receive_json(timeout=30))["type"] == "connection_ack"
+            await ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": WATCH_TOP}})
+            assert await _top_scores(ws) == [1]
+            delays = []
+            for n, player in enumerate(players):
+                through = (first, second)[n % 2]
+                score = 100 + n
+                status, body, _ = await _play(through, served.base, player, score)
+                assert (status, body["data"]["submitScore"]["errors"]) == (200, []), body
+                answered = time.monotonic()
+                # The hang guard only: the push comes from the play's notice or not at all.
+                top = await _top_scores(ws, wait=10)
+                delays.append(time.monotonic() - answered)
+                assert top[0] == score, (n, top, delays)
+            # Shown with -s: how long each push took after its play's answer.
+            print(f"pushes after their plays (s): max {max(delays):.3f}, {sorted(delays)}")
+        # Each worker heard of the plays made through the other: 10 each, and the board.
+        for http in (first, second):
+            assert (await _mesh(http, served.base))["received"] >= 10
+        # A page cached by either worker is evicted by a play through the other.
+        for n, (reader, writer) in enumerate(((first, second), (second, first))):
+            before = await _gql(reader, served.base, PAGE)
+            assert before == await _gql(reader, served.base, PAGE)  # cached now
+            await _play(writer, served.base, players[n], 1_000 + n)
+            after = await _gql(reader, served.base, PAGE)
+            assert after["leaderboard"]["topScores"]["edges"][0]["node"]["score"] == 1_000 + n
+
+
+async def _top_scores(ws: aiohttp.ClientWebSocketResponse, wait: float = 30) -> list[int]:
+    message: dict[str, Any] = await ws.receive_json(timeout=wait)
+    assert message["type"] == "next", message
+    return [entry["score"] for entry in message["payload"]["data"]["leaderboardChanged"]["entries"]]
