@@ -24,6 +24,7 @@ __all__ = [
     "attained_at_of",
     "player_entry",
     "player_scores",
+    "rank_boundary",
     "rank_value",
     "score_sk",
     "sort_values",
@@ -43,6 +44,13 @@ _TIE_MAX = 9_999_999_999_999
 _TIE_WIDTH = 13
 SCORE_RANGE_END = SCORE.sk.prefix.removesuffix("#") + "$"
 """Sorts after every ``SCORE#...`` sort key: the upper bound of the score range."""
+
+
+def rank_boundary(value: str) -> str:
+    """The sort key between the Score items of rank value ``value`` and those of a larger one:
+    ``SCORE#<value>$`` sorts after every key of ``value`` ('$' follows '#') and before every
+    key of a larger value."""
+    return f"{SCORE.sk.prefix}{value}$"
 
 
 class ScoreItem(Item):

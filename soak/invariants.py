@@ -51,6 +51,7 @@ from pydantic import ValidationError
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
+from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.layout import entity_of
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
@@ -77,7 +78,7 @@ __all__ = [
     "snapshot",
 ]
 
-KEY_ATTRIBUTES = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+KEY_ATTRIBUTES = ("pk", "sk", *(name for pair in INDEX_ATTRIBUTES.values() for name in pair))
 
 Pair = tuple[str, str]
 """(playerId, leaderboardId)."""

@@ -15,7 +15,7 @@ from bench.core.workload import TOP_N, Variables
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder
 from dynamo.players import PLAYER
-from dynamo.scores import SCORE, SCORE_RANGE_END, rank_value
+from dynamo.scores import SCORE, SCORE_RANGE_END, rank_boundary, rank_value
 from dynamo.sessions import SESSION
 from dynamo.table import GSI1, GSI2, Db, serialize
 
@@ -129,7 +129,7 @@ class RawCalls:
             "ExpressionAttributeValues": serialize(
                 {
                     ":pk": SCORE.pk.fill(leaderboard_id=board_id),
-                    ":lo": f"{SCORE.sk.prefix}{own}$",
+                    ":lo": rank_boundary(own),
                     ":hi": SCORE_RANGE_END,
                 }
             ),

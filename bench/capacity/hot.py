@@ -27,6 +27,7 @@ from dynamo.errors import LeaderboardError
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, create_leaderboard
 from dynamo.play_writes import record_play
 from dynamo.plays import Play
+from dynamo.scores import SCORE
 from dynamo.table import now
 
 __all__ = ["PARTITION_RCU", "PARTITION_WCU", "HotResult", "hot_board"]
@@ -87,7 +88,7 @@ class HotResult:
 
 
 def _item_kind(sk: str) -> str:
-    return "Score items" if sk.startswith("SCORE#") else "board item"
+    return "Score items" if SCORE.sk.match(sk) is not None else "board item"
 
 
 async def _drive(
