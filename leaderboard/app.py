@@ -26,7 +26,7 @@ from dynamo.resilience import CircuitBreaker
 from dynamo.table import Db, now
 from gql.admission import Admission
 from gql.auth import ApiKeys
-from gql.cost import MAX_COST
+from gql.cost_model import MAX_COST
 from gql.guards import Guards
 from gql.http_cache import CachePolicy
 from gql.sockets import SocketLimits, Sockets

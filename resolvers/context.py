@@ -20,7 +20,7 @@ __all__ = ["Allowance", "Capacity", "Context"]
 
 
 class Allowance(Protocol):
-    """What the caller of a request may still spend, in cost points (gql/cost.py)."""
+    """What the caller of a request may still spend, in cost points (gql/cost_model.py)."""
 
     def spend(self, cost: int) -> float | None:
         """Take ``cost`` points: None when granted, else the seconds until they would be."""

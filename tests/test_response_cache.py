@@ -18,7 +18,7 @@ from graphql import parse
 from redis.asyncio import Redis
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.cost import document_cost
+from gql.cost_walk import document_cost
 from gql.schema import GRAPHQL_SCHEMA
 from gql.view import RESPONSES
 from leaderboard.app import FEED
