@@ -12,7 +12,7 @@ from aiohttp import ClientWebSocketResponse
 
 from dynamo.players import PLAYER
 from dynamo.table import serialize
-from gql.view import BROKER
+from gql.app_keys import BROKER
 from leaderboard.config import Settings
 from tests.conftest import Api, _serve
 

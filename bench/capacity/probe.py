@@ -18,7 +18,7 @@ from bench.core.stack import CREDENTIALS, create_served_table, serve_app, served
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.table import Db
-from gql.view import DB
+from gql.app_keys import DB
 from leaderboard.app import create_app
 from leaderboard.config import Limits
 

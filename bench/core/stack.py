@@ -16,7 +16,7 @@ from aiohttp import web
 
 from dynamo.metrics import CallCounter
 from dynamo.table import Db, create_table
-from gql.view import DB
+from gql.app_keys import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Limits, Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
