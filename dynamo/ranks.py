@@ -20,7 +20,10 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 
+from dynamo.db import Db
+from dynamo.items import parse
 from dynamo.leaderboards import LeaderboardItem
+from dynamo.reads import count, query_items
 from dynamo.scores import (
     SCORE,
     SCORE_RANGE_END,
@@ -29,7 +32,6 @@ from dynamo.scores import (
     rank_value,
     score_sk,
 )
-from dynamo.table import Db, count, parse, query_items
 
 __all__ = ["around", "better_counts", "rank_of", "ranks_in_window", "window_ranks"]
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dynamo.cursors import CursorShape
+from dynamo.db import Db
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder
 from dynamo.metadata import Metadata
-from dynamo.table import GSI1, Db, Item, Page, parse, query_page, range_page, serialize
+from dynamo.reads import Page, query_page, range_page
+from dynamo.table import GSI1
 
 __all__ = [
     "SCORE",

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from aiohttp import web
 
-from dynamo.table import Db
+from dynamo.db import Db
 from gql.auth import ApiKeys
 from rankindex.index import RankIndex
 from resolvers.broker import Broker

@@ -20,10 +20,11 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from dynamo import outcomes
+from dynamo.db import Db
 from dynamo.errors import LeaderboardError
+from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
-from dynamo.table import Db, now
 from gql.admission import Admission
 from gql.app_keys import API_KEYS, BROKER, CLOCK, DB, RANK_INDEX, RESPONSES
 from gql.auth import ApiKeys

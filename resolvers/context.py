@@ -8,7 +8,8 @@ from datetime import datetime
 from enum import IntEnum
 from typing import Protocol
 
-from dynamo.table import Db, now
+from dynamo.db import Db
+from dynamo.items import now
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.dependencies import Dependencies, Dependency

@@ -19,9 +19,9 @@ from typing import TypeVar
 from redis.exceptions import RedisError
 
 from dynamo import budget, ranks
+from dynamo.db import Db
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem, attained_at_of, rank_value
-from dynamo.table import Db
 from rankindex.index import RankIndex
 from rankindex.keys import member_parts
 

@@ -51,6 +51,7 @@ from pydantic import ValidationError
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
+from dynamo.items import Item, deserialize
 from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.layout import entity_of
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
@@ -59,7 +60,6 @@ from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
-from dynamo.table import Item, deserialize
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient

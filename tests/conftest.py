@@ -16,9 +16,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from botocore.exceptions import ClientError
 
+from dynamo.db import Db
+from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
-from dynamo.table import Db, create_table, now
+from dynamo.table import create_table
 from gql.app_keys import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table

@@ -24,7 +24,8 @@ from playwright.async_api import (
 )
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from dynamo.table import Db, create_table
+from dynamo.db import Db
+from dynamo.table import create_table
 from leaderboard.app import create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings

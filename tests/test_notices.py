@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
+from dynamo.items import Item, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period
 from dynamo.players import PLAYER, PlayerItem
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from dynamo.table import Item, serialize
 from rankindex.feed import START, Place, StreamInfo, lost_place
 from rankindex.notices import Notice, NoticeKind, decode, encode, notices, notices_of
 

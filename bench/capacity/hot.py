@@ -24,11 +24,11 @@ from bench.capacity.recorder import RecordedCall
 from bench.capacity.units import table_write
 from bench.core.workload import GAMES, LoadedPlayer
 from dynamo.errors import LeaderboardError
+from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, create_leaderboard
 from dynamo.play_writes import record_play
 from dynamo.plays import Play
 from dynamo.scores import SCORE
-from dynamo.table import now
 
 __all__ = ["PARTITION_RCU", "PARTITION_WCU", "HotResult", "hot_board"]
 

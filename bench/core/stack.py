@@ -14,8 +14,9 @@ from urllib.parse import urlsplit
 from aiobotocore.config import AioConfig
 from aiohttp import web
 
+from dynamo.db import Db
 from dynamo.metrics import CallCounter
-from dynamo.table import Db, create_table
+from dynamo.table import create_table
 from gql.app_keys import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Limits, Settings
