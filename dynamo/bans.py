@@ -27,8 +27,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dynamo.db import Db
 from dynamo.entry_guards import EntryGuardItem, current_guards, player_guards
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import serialize, stamp
 from dynamo.moderation import (
     MAX_LISTED,
     MODERATION,
@@ -43,7 +45,6 @@ from dynamo.moderation import (
 )
 from dynamo.players import PLAYER, PlayerItem, read_player
 from dynamo.resilience import is_backend_failure, unavailable
-from dynamo.table import Db, serialize, stamp
 
 __all__ = ["BATCH", "BanResult", "ban_player", "unban_player"]
 

@@ -11,11 +11,13 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from dynamo.db import Db
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.metadata import Metadata
+from dynamo.reads import batch_get, get_items
 from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
-from dynamo.table import Db, Item, batch_get, get_items, parse, serialize
 
 __all__ = [
     "ENTRY_GUARD",

@@ -22,9 +22,9 @@ from typing import Any
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
-from dynamo.table import serialize
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
 

@@ -39,8 +39,10 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo import budget
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, current_guards
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import deserialize, now, serialize, stamp
 from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.mentions import Mentions
 from dynamo.moderation import (
@@ -54,9 +56,10 @@ from dynamo.moderation import (
 )
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem, read_player
+from dynamo.reads import count
 from dynamo.resilience import is_backend_failure, unavailable
 from dynamo.sessions import SESSION
-from dynamo.table import GSI2, Db, Key, count, deserialize, now, serialize, stamp
+from dynamo.table import GSI2, Key
 
 __all__ = [
     "ERASED_REASON",

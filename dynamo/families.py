@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import Item
 from dynamo.keys import Entity
 from dynamo.leaderboards import (
     LEADERBOARD,
@@ -25,7 +27,7 @@ from dynamo.leaderboards import (
     SortOrder,
 )
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, batch_get, get_items
+from dynamo.reads import batch_get, get_items
 
 __all__ = [
     "FAMILY",

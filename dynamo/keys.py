@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo.table import GSI1, GSI2, Item, Key
+from dynamo.items import Item
+from dynamo.table import GSI1, GSI2, Key
 
 __all__ = ["INDEX_ATTRIBUTES", "Entity", "Template"]
 

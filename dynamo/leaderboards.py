@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
+from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import Item
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
-from dynamo.table import Db, Item, get_items
+from dynamo.reads import get_items
 
 __all__ = [
     "FAMILY_BOARD_ID",

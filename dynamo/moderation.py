@@ -22,27 +22,18 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynamo.cursors import CursorShape
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
+from dynamo.items import Item, now, parse, serialize
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.outcomes import watching
+from dynamo.reads import Page, batch_get, query_page, range_page
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.scores import SCORE
-from dynamo.table import (
-    GSI1,
-    GSI2,
-    Db,
-    Item,
-    Page,
-    batch_get,
-    now,
-    parse,
-    query_page,
-    range_page,
-    serialize,
-)
+from dynamo.table import GSI1, GSI2
 
 __all__ = [
     "MAX_LISTED",

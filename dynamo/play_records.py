@@ -14,12 +14,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import Item
 from dynamo.keys import Entity
 from dynamo.metadata import Metadata
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import Item
 
 if TYPE_CHECKING:
     from dynamo.entry_writes import EntryChange

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import FamilyItem, concrete_board, get_families, period_window
 from dynamo.ids import new_session_id
+from dynamo.items import now, parse, serialize, stamp
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
 from dynamo.outcomes import watching
 from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
@@ -41,9 +43,9 @@ from dynamo.players import (
     PlayerItem,
 )
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
+from dynamo.reads import batch_get
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
 from dynamo.sessions import SESSION
-from dynamo.table import Db, batch_get, now, parse, serialize, stamp
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import TransactWriteItemTypeDef

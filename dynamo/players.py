@@ -15,11 +15,14 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.outcomes import watching
+from dynamo.reads import batch_get, get_items
 from dynamo.resilience import outcome_unknown
-from dynamo.table import GSI1, Db, Item, Key, batch_get, get_items, parse, serialize
+from dynamo.table import GSI1, Key
 
 __all__ = [
     "EMAIL_CLAIM",

@@ -13,9 +13,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dynamo.db import Db
+from dynamo.items import deserialize, serialize
 from dynamo.outcomes import watching
 from dynamo.resilience import outcome_unknown
-from dynamo.table import Db, deserialize, serialize
 
 __all__ = ["put_new"]
 

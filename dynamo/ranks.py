@@ -20,21 +20,20 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 
+from dynamo.db import Db
+from dynamo.items import parse
 from dynamo.leaderboards import LeaderboardItem
+from dynamo.reads import count, query_items
 from dynamo.scores import (
     SCORE,
     SCORE_RANGE_END,
     ScoreItem,
+    rank_boundary,
     rank_value,
     score_sk,
 )
-from dynamo.table import Db, count, parse, query_items
 
 __all__ = ["around", "better_counts", "rank_of", "ranks_in_window", "window_ranks"]
-
-
-def _boundary(value: str) -> str:
-    return f"{SCORE.sk.prefix}{value}$"
 
 
 def _value(board: LeaderboardItem, entry: ScoreItem) -> str:
@@ -54,7 +53,7 @@ async def better_counts(
 ) -> dict[str, int]:
     """B(v) for the rank value v of each entry: entries on the board strictly better."""
     values = sorted({_value(board, e) for e in entries}, reverse=True)
-    bounds = [SCORE_RANGE_END, *(_boundary(v) for v in values)]
+    bounds = [SCORE_RANGE_END, *(rank_boundary(v) for v in values)]
     parts = await asyncio.gather(
         *(_count_between(db, board, bounds[i + 1], bounds[i]) for i in range(len(values)))
     )
@@ -81,8 +80,8 @@ async def window_ranks(
         return ranks_in_window(board, window, better_than_top=0, listed_before=0)
     top = _value(board, window[0])
     better_than_top, with_top = await asyncio.gather(
-        _count_between(db, board, _boundary(top), SCORE_RANGE_END),
-        _count_between(db, board, score_sk(board, window[0]), _boundary(top)),
+        _count_between(db, board, rank_boundary(top), SCORE_RANGE_END),
+        _count_between(db, board, score_sk(board, window[0]), rank_boundary(top)),
     )
     # with_top counts the first entry and the ties attained before it; at least the first
     # entry, which a play between the page's read and these counts may have moved away.

@@ -12,10 +12,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from dynamo.cursors import CursorShape
+from dynamo.db import Db
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder
 from dynamo.metadata import Metadata
-from dynamo.table import GSI1, Db, Item, Page, parse, query_page, range_page, serialize
+from dynamo.reads import Page, query_page, range_page
+from dynamo.table import GSI1
 
 __all__ = [
     "SCORE",
@@ -24,6 +27,7 @@ __all__ = [
     "attained_at_of",
     "player_entry",
     "player_scores",
+    "rank_boundary",
     "rank_value",
     "score_sk",
     "sort_values",
@@ -43,6 +47,13 @@ _TIE_MAX = 9_999_999_999_999
 _TIE_WIDTH = 13
 SCORE_RANGE_END = SCORE.sk.prefix.removesuffix("#") + "$"
 """Sorts after every ``SCORE#...`` sort key: the upper bound of the score range."""
+
+
+def rank_boundary(value: str) -> str:
+    """The sort key between the Score items of rank value ``value`` and those of a larger one:
+    ``SCORE#<value>$`` sorts after every key of ``value`` ('$' follows '#') and before every
+    key of a larger value."""
+    return f"{SCORE.sk.prefix}{value}$"
 
 
 class ScoreItem(Item):

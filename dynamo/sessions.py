@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from dynamo.cursors import CursorShape
+from dynamo.db import Db
+from dynamo.items import Item
 from dynamo.keys import Entity
 from dynamo.metadata import Metadata
-from dynamo.table import GSI2, Db, Item, Page, get_items, query_page, range_page
+from dynamo.reads import Page, get_items, query_page, range_page
+from dynamo.table import GSI2
 
 __all__ = [
     "SESSION",

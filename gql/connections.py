@@ -7,7 +7,8 @@ from typing import Generic, TypeVar
 
 import strawberry
 
-from dynamo.table import Item, Page
+from dynamo.items import Item
+from dynamo.reads import Page
 
 __all__ = ["AFTER", "FIRST", "Connection", "Edge", "PageInfo", "connection"]
 

@@ -1,165 +1,54 @@
-"""The aiohttp view serving the schema over HTTP, with GraphiQL for browsers."""
+"""The aiohttp view serving the schema over HTTP (GraphQL over HTTP, see gql/http_request.py)
+and WebSocket (gql/websocket.py), with GraphiQL for browsers: each operation within the
+request's guards (admission, time budget, cap on database calls), its answer's status, media
+type and caching headers."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
-from graphql import OperationDefinitionNode
 from strawberry.aiohttp.views import GraphQLView
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.execution import PreExecutionError
-from strawberry.types.graphql import OperationType
 
 from dynamo import budget, outcomes
-from dynamo.errors import ErrorCode, LeaderboardError
-from dynamo.table import Db
+from dynamo.errors import ErrorCode
 from gql import http_cache
-from gql.admission import RETRY_AFTER_SECONDS, Overloaded
-from gql.auth import ApiKeys
+from gql.admission import Overloaded
+from gql.app_keys import API_KEYS, BROKER, CLOCK, DB, OPERATION, RANK_INDEX, REQUEST_ID, RESPONSES
 from gql.cached_answers import encode_response
-from gql.errors import classify, coded, first_code
+from gql.errors import classify, first_code
 from gql.guards import Guards, client_address
+from gql.http_refusals import refused_status, socket_refused, unavailable
+from gql.http_request import (
+    GRAPHQL_RESPONSE,
+    JSON,
+    MethodNotAllowed,
+    check_operation,
+    check_request,
+    wants_graphql_response,
+)
 from gql.recording import CLIENT_GONE, http_outcome
-from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA, schema
-from gql.text import is_text
+from gql.schema import schema
 from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
-from rankindex.index import RankIndex
-from resolvers.broker import Broker
 from resolvers.context import Context, Role
-from resolvers.response_cache import ResponseCache
 
-__all__ = [
-    "API_KEYS",
-    "BROKER",
-    "CLOCK",
-    "DB",
-    "DEFAULT_QUERY",
-    "OPERATION",
-    "RANK_INDEX",
-    "REQUEST_ID",
-    "RESPONSES",
-    "LeaderboardView",
-]
+__all__ = ["LeaderboardView"]
 
-DB = web.AppKey("db", Db)
-CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("clock")
-API_KEYS = web.AppKey("api_keys", ApiKeys)
-BROKER = web.AppKey("broker", Broker)
-RANK_INDEX = web.AppKey("rank_index", RankIndex)
-"""Present only when a rank index is configured."""
-RESPONSES = web.AppKey("responses", ResponseCache)
-"""The process's response cache; present only when it keeps one."""
-REQUEST_ID = web.RequestKey("request_id", str)
-"""The request's id (set by the app's middleware)."""
-OPERATION = web.RequestKey("operation_name", str)
-"""The GraphQL operation's name, left by the view for the request's log line."""
 OUTCOME = web.RequestKey("outcome", str)
 """``ok`` or the code of the request's first error, once the view has answered it."""
 _CONTEXT = web.RequestKey("graphql_context", Context)
 _RESPONSE = web.RequestKey("graphql_response", web.Response)
 _MEDIA_TYPE = web.ResponseKey("media_type", str)
 _SOCKET = web.RequestKey("websocket", web.WebSocketResponse)
-
-JSON = "application/json"
-GRAPHQL_RESPONSE = "application/graphql-response+json"
-
-
-class MethodNotAllowed(HTTPException):
-    """A mutation sent over GET: 405, and only POST is allowed for it."""
-
-    def __init__(self) -> None:
-        super().__init__(405, "mutations are accepted over POST only, not GET")
-
-
-def _check_request(data: GraphQLRequestData) -> None:
-    """The parameters' types and text, beyond what the GraphQL over HTTP parser checks."""
-    if not isinstance(data.operation_name, str | None):
-        raise HTTPException(400, "the operationName must be a string or null, if provided")
-    if not is_text([data.query, data.operation_name, data.variables, data.extensions]):
-        raise HTTPException(400, "the request has text that is not valid Unicode")
-
-
-def _operation_type(query: str | None, operation_name: str | None) -> OperationType | None:
-    """The type of the operation the request asks to run. A document with several operations
-    and no operationName, or an operationName naming none of them, is a request error (400),
-    as the GraphQL over HTTP specification has it. None when there is nothing to choose from
-    (no query, a document that does not parse or has no operation): the execution reports it."""
-    if not query:
-        return None
-    document = DOCUMENTS.check(GRAPHQL_SCHEMA, query).document
-    if document is None:
-        return None
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    if operation_name is None:
-        if len(operations) > 1:
-            raise HTTPException(
-                400,
-                "the document has several operations: name the one to run in operationName",
-            )
-        chosen = operations[0] if operations else None
-    else:
-        chosen = next(
-            (op for op in operations if op.name and op.name.value == operation_name), None
-        )
-        if chosen is None:
-            raise HTTPException(
-                400, f"the document has no operation named {json.dumps(operation_name)}"
-            )
-    return OperationType(chosen.operation.value) if chosen else None
-
-
-def _quality(params: list[str]) -> float:
-    """The q of a media range: 1 when absent, 0 when not a number."""
-    for param in params:
-        if param.startswith("q="):
-            try:
-                return float(param[2:])
-            except ValueError:
-                return 0.0
-    return 1.0
-
-
-def _wants_graphql_response(accept: str) -> bool:
-    """Whether the client prefers application/graphql-response+json (the GraphQL over HTTP
-    media type) to application/json; without an Accept header, it does not."""
-    weights: dict[str, float] = {}
-    for part in accept.split(","):
-        media, *params = (p.strip() for p in part.split(";"))
-        weights[media.lower()] = _quality(params)
-    ours = weights.get(GRAPHQL_RESPONSE, 0.0)
-    return ours > 0 and ours >= max(weights.get(JSON, 0.0), weights.get("*/*", 0.0))
-
-
-DEFAULT_QUERY = """\
-# Top 10 of the demo board, with ranks and player names.
-# Run it with the play button or Ctrl-Enter.
-query TopTen {
-  leaderboard(id: "global") {
-    name
-    entryCount
-    topScores(first: 10) {
-      edges {
-        node {
-          rank
-          score
-          attainedAt
-          player { id name }
-        }
-      }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}
-"""
 
 
 class LeaderboardView(GraphQLView[Context, None]):
@@ -221,7 +110,7 @@ class LeaderboardView(GraphQLView[Context, None]):
         address = client_address(request, self.guards.trusted_proxy_hops)
         refused_socket = sockets.refusal(address)
         if refused_socket is not None:
-            return _socket_refused(refused_socket)
+            return socket_refused(refused_socket)
         with sockets.holding(address):
             try:
                 return await self._answer(request)
@@ -251,7 +140,7 @@ class LeaderboardView(GraphQLView[Context, None]):
             async with asyncio.timeout(self.guards.body_timeout):
                 data = await super().parse_http_body(request)
             for item in data if isinstance(data, list) else [data]:
-                _check_request(item)
+                check_request(item)
             return data
         except HTTPException:
             raise
@@ -279,15 +168,7 @@ class LeaderboardView(GraphQLView[Context, None]):
         subscription is refused with a 400 naming where it is served (plain HTTP has no way to
         deliver its events), and a mutation over GET with a 405 that allows POST."""
         if isinstance(request_data, GraphQLRequestData):
-            kind = _operation_type(request_data.query, request_data.operation_name)
-            if kind is OperationType.SUBSCRIPTION:
-                raise HTTPException(
-                    400,
-                    "subscriptions are served over WebSocket (graphql-transport-ws) at this "
-                    "URL, not over a plain HTTP request",
-                )
-            if kind is OperationType.MUTATION and request.method == "GET":
-                raise MethodNotAllowed
+            check_operation(request_data, request.method)
         http_cache.consider(request, request_data)
         guards = self.guards
         spending = budget.current() or budget.begin()
@@ -308,7 +189,7 @@ class LeaderboardView(GraphQLView[Context, None]):
                     remaining=spending.remaining(),
                 )
         except Overloaded as refused:
-            return _unavailable(sub_response, refused)
+            return unavailable(sub_response, refused)
 
     async def _run(
         self,
@@ -330,7 +211,7 @@ class LeaderboardView(GraphQLView[Context, None]):
                         request, request_adapter, request_data, context, root_value, sub_response
                     )
             except TimeoutError:
-                return _unavailable(sub_response, outcomes.out_of_time(writes))
+                return unavailable(sub_response, outcomes.out_of_time(writes))
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse
@@ -372,14 +253,14 @@ class LeaderboardView(GraphQLView[Context, None]):
         body = await super().process_result(request, result)
         http_cache.settle(request, result, body)
         response = request.get(_RESPONSE)
-        refused = _refused(result)
+        refused = refused_status(result)
         if response is not None and refused is not None:
             # The caller is over its allowance (429), or the process at its capacity (503),
             # whatever the media type.
             response.set_status(refused[0])
             response.headers["Retry-After"] = str(refused[1])
             return body
-        if response is not None and _wants_graphql_response(request.headers.get("Accept", "")):
+        if response is not None and wants_graphql_response(request.headers.get("Accept", "")):
             response[_MEDIA_TYPE] = GRAPHQL_RESPONSE
             if isinstance(result, PreExecutionError):
                 # Refused before execution (unparsable, invalid, bad variables): no data at
@@ -426,34 +307,3 @@ class LeaderboardView(GraphQLView[Context, None]):
         nonce)."""
         assert self._graphiql_page is not None  # the IDE is enabled only with a page
         return self._graphiql_page()
-
-
-def _unavailable(sub_response: web.Response, error: LeaderboardError) -> ExecutionResult:
-    """A 503 answer that tells the client when to come back."""
-    sub_response.set_status(503)
-    sub_response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return ExecutionResult(data=None, errors=[coded(error)])
-
-
-def _socket_refused(error: LeaderboardError) -> web.Response:
-    """A WebSocket upgrade refused at a limit: 429 for the client's own, 503 for the
-    process's, with the error as a GraphQL response body."""
-    status = 429 if error.code is ErrorCode.THROTTLED else 503
-    return web.json_response(
-        {"errors": [coded(error).formatted]},
-        status=status,
-        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-    )
-
-
-def _refused(result: ExecutionResult) -> tuple[int, int] | None:
-    """The HTTP status and the seconds to wait, when the result refuses a caller over its
-    allowance or an operation the process had no room for."""
-    for error in result.errors or ():
-        extensions = error.extensions or {}
-        code = extensions.get("code")
-        if code == ErrorCode.THROTTLED.value:
-            return 429, int(extensions.get("retryAfter", 1))
-        if code == ErrorCode.SERVICE_OVERLOADED.value:
-            return 503, RETRY_AFTER_SECONDS
-    return None

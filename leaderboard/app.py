@@ -20,31 +20,24 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from dynamo import outcomes
+from dynamo.db import Db
 from dynamo.errors import LeaderboardError
+from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
-from dynamo.table import Db, now
 from gql.admission import Admission
+from gql.app_keys import API_KEYS, BROKER, CLOCK, DB, RANK_INDEX, RESPONSES
 from gql.auth import ApiKeys
-from gql.cost import MAX_COST
+from gql.cost_model import MAX_COST
 from gql.guards import Guards
 from gql.http_cache import CachePolicy
 from gql.sockets import SocketLimits, Sockets
 from gql.throttle import Allowances
-from gql.view import (
-    API_KEYS,
-    BROKER,
-    CLOCK,
-    DB,
-    DEFAULT_QUERY,
-    RANK_INDEX,
-    RESPONSES,
-    LeaderboardView,
-)
+from gql.view import LeaderboardView
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
 from leaderboard.drain import add_drain
-from leaderboard.graphiql import add_graphiql_asset_route, graphiql_page
+from leaderboard.graphiql import DEFAULT_QUERY, add_graphiql_asset_route, graphiql_page
 from leaderboard.headers import add_security_headers
 from leaderboard.metrics import ChangeFeedMetrics, Metrics, MetricsAccess, add_metrics_route
 from leaderboard.observability import request_context

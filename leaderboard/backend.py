@@ -22,8 +22,8 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import AioSession
 
 from dynamo.cursors import CursorCodec
+from dynamo.db import Db
 from dynamo.streams import TableStream
-from dynamo.table import Db
 from dynamo.wire import WireParserFactory
 from leaderboard.config import Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB

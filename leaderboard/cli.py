@@ -18,9 +18,10 @@ from typing import TypeVar
 from aiohttp import web
 from tqdm import tqdm
 
+from dynamo.db import Db
 from dynamo.erasure import ERASED_REASON, ErasureProgress, count_player_items, erase_player
 from dynamo.errors import LeaderboardError
-from dynamo.table import Db, create_table
+from dynamo.table import create_table
 from leaderboard import rank_commands
 from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table

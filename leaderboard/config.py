@@ -63,11 +63,11 @@ class Limits:
     (HTTP 503, Retry-After); the wait counts toward the request's deadline. Long enough for a
     burst of writes contending for one player to pass, short of the deadline."""
     max_cost_in_flight: int = 2000
-    """Points of cost (gql/cost.py) executing at once in the process, at least the most one
+    """Points of cost (gql/cost_model.py) executing at once in the process, at least the most one
     document may cost (1000): two of the heaviest documents, or hundreds of small ones; a
     document waits for room like for a place (queue_timeout)."""
     anonymous_cost_per_second: float = 100.0
-    """Cost points an anonymous client address regains each second (see gql/cost.py)."""
+    """Cost points an anonymous client address regains each second (see gql/cost_model.py)."""
     anonymous_cost_burst: int = 2000
     """Cost points an anonymous client address may spend at once."""
     tracked_clients: int = 10_000

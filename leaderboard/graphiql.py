@@ -28,6 +28,7 @@ __all__ = [
     "ASSET_CONTENT_TYPES",
     "ASSET_FILES",
     "ASSET_PREFIX",
+    "DEFAULT_QUERY",
     "GRAPHIQL",
     "PAGE_TITLE",
     "REACT",
@@ -73,6 +74,28 @@ ASSET_CONTENT_TYPES: Mapping[str, str] = MappingProxyType(
 )
 ASSET_PREFIX = "/graphiql/assets"
 PAGE_TITLE = "Leaderboard GraphQL"
+DEFAULT_QUERY = """\
+# Top 10 of the demo board, with ranks and player names.
+# Run it with the play button or Ctrl-Enter.
+query TopTen {
+  leaderboard(id: "global") {
+    name
+    entryCount
+    topScores(first: 10) {
+      edges {
+        node {
+          rank
+          score
+          attainedAt
+          player { id name }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
+"""
+"""The document the page opens with."""
 _CACHE_CONTROL = "public, max-age=86400"
 _SCRIPT_ORDER = ("react.production.min.js", "react-dom.production.min.js", "graphiql.min.js")
 _STYLESHEET = "graphiql.min.css"

@@ -33,9 +33,9 @@ from prometheus_client import (
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from redis.exceptions import RedisError
 
+from gql.app_keys import RANK_INDEX
 from gql.guards import client_address
 from gql.recording import OK, Transport
-from gql.view import RANK_INDEX
 from rankindex.index import RankIndex
 
 __all__ = [

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from dynamo.db import Db
 from dynamo.streams import TableStream
-from dynamo.table import Db
 from leaderboard.backend import Backend, open_stream, open_table
 from leaderboard.config import Settings
 from rankindex.index import RankIndex

@@ -10,13 +10,14 @@ from datetime import datetime, timedelta
 
 from tqdm import tqdm
 
+from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.families import FamilyItem, create_family
+from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder, create_leaderboard
 from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
 from dynamo.plays import Play
-from dynamo.table import Db, now
 
 __all__ = ["SeedReport", "demo_boards", "demo_families", "seed"]
 

@@ -12,9 +12,11 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from dynamo import scores
+from dynamo.db import Db
+from dynamo.items import parse
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
+from dynamo.reads import query_items
 from dynamo.scores import ScoreItem, rank_value, tie_value
-from dynamo.table import Db, parse, query_items
 from rankindex.keys import CHECKPOINT, FEED, FEED_LENGTH, HEARTBEAT, STATE, board_keys, member
 from rankindex.notices import Notice, encode
 from rankindex.projection import BoardCreated, Change, Forget, Put

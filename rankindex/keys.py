@@ -16,6 +16,7 @@ __all__ = [
     "ZSET",
     "board_keys",
     "member",
+    "member_parts",
 ]
 
 ZSET = "rank:{ns}:{{{board}}}"
@@ -51,4 +52,11 @@ def board_keys(ns: str, board: str) -> list[str]:
 
 
 def member(tie_value: str, player_id: str) -> str:
+    """The sorted set's member of an entry (see :data:`ZSET`)."""
     return f"{tie_value}#{player_id}"
+
+
+def member_parts(member: str) -> tuple[str, str]:
+    """The tie value and the player id of a member (the inverse of :func:`member`)."""
+    tie_value, player_id = member.split("#", 1)
+    return tie_value, player_id

@@ -17,9 +17,9 @@ from enum import StrEnum
 from typing import Any
 
 from dynamo.entry_guards import ENTRY_GUARD
+from dynamo.items import deserialize
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.players import PLAYER
-from dynamo.table import deserialize
 
 __all__ = ["Notice", "NoticeKind", "decode", "encode", "notices", "notices_of"]
 

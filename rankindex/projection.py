@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
+from dynamo.items import deserialize
 from dynamo.leaderboards import LEADERBOARD
-from dynamo.table import deserialize
 from rankindex.keys import member
 
 __all__ = ["BoardCreated", "Change", "Forget", "Put", "Remove", "project", "project_all"]

@@ -8,7 +8,8 @@ from datetime import datetime
 from enum import IntEnum
 from typing import Protocol
 
-from dynamo.table import Db, now
+from dynamo.db import Db
+from dynamo.items import now
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.dependencies import Dependencies, Dependency
@@ -20,7 +21,7 @@ __all__ = ["Allowance", "Capacity", "Context"]
 
 
 class Allowance(Protocol):
-    """What the caller of a request may still spend, in cost points (gql/cost.py)."""
+    """What the caller of a request may still spend, in cost points (gql/cost_model.py)."""
 
     def spend(self, cost: int) -> float | None:
         """Take ``cost`` points: None when granted, else the seconds until they would be."""

@@ -22,6 +22,7 @@ from dynamo.emails import normalize_email
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS, FamilyItem
 from dynamo.ids import ID_PATTERN
+from dynamo.items import Item
 from dynamo.leaderboards import (
     MAX_SCORE_WIDTH,
     LeaderboardItem,
@@ -31,7 +32,7 @@ from dynamo.leaderboards import (
     reserved_id_message,
 )
 from dynamo.metadata import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, encode_metadata
-from dynamo.table import Item, Page
+from dynamo.reads import Page
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

@@ -14,8 +14,8 @@ from dynamo.leaderboards import (
     Period,
     SortOrder,
 )
+from dynamo.reads import Page
 from dynamo.scores import ScoreItem
-from dynamo.table import Page
 from resolvers.changes import writing
 from resolvers.context import Context
 from resolvers.dependencies import BoardRules, first_page

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 
 from dynamo import leaderboards, players, scores
+from dynamo.db import Db
 from dynamo.errors import ErrorCode
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
-from dynamo.table import Db
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, page_size
 

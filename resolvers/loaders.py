@@ -15,11 +15,12 @@ from typing import TypeVar
 from aiodataloader import DataLoader
 
 from dynamo import entry_guards, leaderboards, players, sessions
+from dynamo.db import Db
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
+from dynamo.reads import BATCH_GET_LIMIT
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import BATCH_GET_LIMIT, Db
 from resolvers.rank_source import RankInfo, RankSource
 
 __all__ = [

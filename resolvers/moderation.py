@@ -11,7 +11,7 @@ from dynamo.bans import BanResult
 from dynamo.erasure import ErasureResult
 from dynamo.errors import ErrorCode, Subject
 from dynamo.moderation import ModerationItem
-from dynamo.table import Page
+from dynamo.reads import Page
 from resolvers.auth import require_admin
 from resolvers.changes import writing
 from resolvers.context import Context

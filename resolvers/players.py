@@ -12,9 +12,9 @@ from dynamo.emails import legacy_email
 from dynamo.errors import Subject
 from dynamo.ids import ID_PATTERN, new_session_id
 from dynamo.players import PlayerItem
+from dynamo.reads import Page
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
-from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.inputs import (
     MAX_IDS,

@@ -19,10 +19,11 @@ from typing import TypeVar
 from redis.exceptions import RedisError
 
 from dynamo import budget, ranks
+from dynamo.db import Db
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem, attained_at_of, rank_value
-from dynamo.table import Db
 from rankindex.index import RankIndex
+from rankindex.keys import member_parts
 
 __all__ = ["RankInfo", "RankSource"]
 
@@ -100,7 +101,7 @@ class RankSource:
             for (player, _), answer in zip(asks[board], answers, strict=True):
                 if answer is None or answer.member is None:
                     continue
-                tie = answer.member.split("#", 1)[0]
+                tie, _ = member_parts(answer.member)
                 answered[(player, board)] = RankInfo(
                     rank=answer.better + 1,
                     total=answer.total,

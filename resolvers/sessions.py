@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 from dynamo import sessions
+from dynamo.reads import Page
 from dynamo.sessions import SessionItem
-from dynamo.table import Page
 from resolvers.context import Context
 from resolvers.erased import existing_players
 from resolvers.inputs import clean_id, clean_session_id, page_of

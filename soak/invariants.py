@@ -51,6 +51,8 @@ from pydantic import ValidationError
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
+from dynamo.items import Item, deserialize
+from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.layout import entity_of
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
@@ -58,7 +60,6 @@ from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
-from dynamo.table import Item, deserialize
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -77,7 +78,7 @@ __all__ = [
     "snapshot",
 ]
 
-KEY_ATTRIBUTES = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+KEY_ATTRIBUTES = ("pk", "sk", *(name for pair in INDEX_ATTRIBUTES.values() for name in pair))
 
 Pair = tuple[str, str]
 """(playerId, leaderboardId)."""

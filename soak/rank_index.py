@@ -13,7 +13,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bench.core.stack import CREDENTIALS, served_settings
-from dynamo.table import Db
+from dynamo.db import Db
 from leaderboard.backend import open_stream
 from rankindex.index import RankIndex, Verification
 from rankindex.projector import Projector

@@ -30,7 +30,8 @@ from bench.core.stack import (
     served_app,
     served_settings,
 )
-from dynamo.table import Db, create_table
+from dynamo.db import Db
+from dynamo.table import create_table
 from leaderboard.backend import open_table
 from leaderboard.config import Limits
 from soak.client import GraphQLClient, Stats

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, guard_for
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
 from dynamo.players import PLAYER, PlayerItem
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
-from dynamo.table import Db, serialize
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

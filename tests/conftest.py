@@ -16,10 +16,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from botocore.exceptions import ClientError
 
+from dynamo.db import Db
+from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
-from dynamo.table import Db, create_table, now
-from gql.view import DB, RANK_INDEX
+from dynamo.table import create_table
+from gql.app_keys import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
 from leaderboard.config import Limits, Settings, default_cache_dir

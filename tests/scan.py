@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynamo.table import Db, deserialize
+from dynamo.db import Db
+from dynamo.items import deserialize
 
 
 async def scan_items(db: Db) -> list[dict[str, Any]]:

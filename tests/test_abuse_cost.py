@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from graphql import GraphQLObjectType, get_named_type, parse
 
-from gql.cost import FIELD_COSTS, MAX_COST, RANK, document_cost, remembered_cost
+from gql.cost_cache import remembered_cost
+from gql.cost_model import FIELD_COSTS, MAX_COST, RANK
+from gql.cost_walk import document_cost
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import MAX_CHARACTERS, MAX_TOKENS
 from leaderboard.config import Limits, Settings

@@ -10,8 +10,8 @@ import pytest
 
 from dynamo.emails import legacy_email, normalize_email
 from dynamo.errors import LeaderboardError
+from dynamo.items import serialize
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
-from dynamo.table import serialize
 from tests.conftest import API_KEYS, Api
 from tests.scan import scan_items
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period
-from dynamo.table import serialize
 from tests.conftest import Api
 from tests.scan import scan_items
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from graphql import parse
 
-from gql.cost import MAX_COST, document_cost
+from gql.cost_model import MAX_COST
+from gql.cost_walk import document_cost
 from gql.schema import GRAPHQL_SCHEMA
 from leaderboard.app import ADMISSION, BREAKER
 from leaderboard.config import Settings

@@ -10,11 +10,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dynamo.errors import LeaderboardError, Subject
+from dynamo.items import now, serialize
 from dynamo.play_writes import _count_play, _raise_for_cancellation
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
 from dynamo.plays import Play
 from dynamo.sessions import SESSION
-from dynamo.table import now, serialize
 from gql.scalars import MAX_LONG
 from tests.conftest import Api
 from tests.scan import scan_items

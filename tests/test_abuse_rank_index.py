@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gql.view import RANK_INDEX
+from gql.app_keys import RANK_INDEX
 from leaderboard.config import Settings
 from leaderboard.embedded_redis import EmbeddedRedis
 from tests.conftest import Api, Indexed, _serve

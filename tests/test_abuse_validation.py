@@ -23,7 +23,7 @@ from gql.validation import (
     STATS,
     check_document,
 )
-from gql.view import DEFAULT_QUERY
+from leaderboard.graphiql import DEFAULT_QUERY
 from tests.conftest import API_KEYS, Api
 from tests.fuzz.limits import token_count
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientWebSocketResponse, WSMsgType, WSServerHandshakeError
 
-from gql.view import BROKER
+from gql.app_keys import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
 from tests.conftest import API_KEYS, Api, _serve

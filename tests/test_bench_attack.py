@@ -18,7 +18,8 @@ from bench.attack.documents import (
     check,
     token_count,
 )
-from gql.cost import MAX_COST, document_cost
+from gql.cost_model import MAX_COST
+from gql.cost_walk import document_cost
 from gql.limits import measure_operations
 from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
 from tests.conftest import Api

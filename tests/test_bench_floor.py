@@ -13,8 +13,8 @@ from bench.core.load.floor import FloorCalls
 from bench.core.load.loadgen import MIX, WorkerPlan, kinds
 from bench.core.loading import load_boards_with_batch_writes
 from bench.core.workload import PROFILE_BOARDS, new_boards, plays
+from dynamo.reads import query_items
 from dynamo.scores import SCORE
-from dynamo.table import query_items
 from tests.conftest import Indexed
 
 PLAYERS = 60

@@ -119,7 +119,7 @@ def test_an_erasure_table_needs_a_session_per_board() -> None:
 
 def test_holding_finds_a_value_in_keys_lists_and_nested_maps_ignoring_case() -> None:
     items: list[dict[str, Any]] = [
-        {"pk": "PLAYER#Erased-Player", "sk": "#METADATA"},
+        PLAYER.key_attributes(player_id="Erased-Player"),
         {"pk": "X", "sk": "Y", "entries": [{"by": "erased-player@bench.example"}]},
         {"pk": "X", "sk": "Z", "playerId": "other-player"},
     ]

@@ -24,11 +24,12 @@ from playwright.async_api import (
 )
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from dynamo.table import Db, create_table
-from gql.view import DEFAULT_QUERY
+from dynamo.db import Db
+from dynamo.table import create_table
 from leaderboard.app import create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
+from leaderboard.graphiql import DEFAULT_QUERY
 from leaderboard.seed import seed
 from tests.conftest import serving_on_loopback
 

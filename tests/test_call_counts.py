@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from dynamo.items import now
 from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
 from dynamo.plays import Play
-from dynamo.table import now
 from tests.conftest import Api
 
 

@@ -10,10 +10,10 @@ from boto3.dynamodb.types import Binary
 
 from dynamo.cursors import CursorCodec, CursorShape
 from dynamo.errors import ErrorCode, LeaderboardError
+from dynamo.items import deserialize
 from dynamo.leaderboards import LEADERBOARD, SortOrder
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, rank_value, tie_value
-from dynamo.table import deserialize
 
 
 def test_rank_value_pads_and_orders_like_numbers() -> None:

@@ -15,11 +15,11 @@ from dynamo import erasure
 from dynamo.erasure import ERASED_REASON, REDACTED, count_player_items, erase_player
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, get_leaderboard
 from dynamo.moderation import MODERATION, ModerationAction, new_action
 from dynamo.players import PLAYER
 from dynamo.sessions import SESSION, SessionItem
-from dynamo.table import serialize
 from gql.auth import fingerprint
 from leaderboard.config import Settings
 from soak.invariants import check_table

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.moderation import MODERATION, remove_entry
@@ -27,7 +28,6 @@ from dynamo.play_writes import MAX_ATTEMPTS
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from dynamo.table import Db
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
 from soak.invariants import check_table as check_invariants

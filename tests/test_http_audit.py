@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from dynamo.table import Db, create_table
+from dynamo.db import Db
+from dynamo.table import create_table
 from leaderboard.app import create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings

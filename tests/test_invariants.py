@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from ulid import ULID
 
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
-from dynamo.table import Db, serialize
 from soak.invariants import Kind, Violation, check_table, scan_items
 from tests.conftest import Api
 

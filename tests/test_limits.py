@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
+from dynamo.items import serialize
 from dynamo.players import PLAYER
-from dynamo.table import serialize
 from gql.validation import STATS
 from tests.conftest import Api
 from tests.scan import scan_items

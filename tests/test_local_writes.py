@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gql.view import BROKER
+from gql.app_keys import BROKER
 from leaderboard.config import Settings
 from rankindex.notices import Notice, NoticeKind
 from resolvers.broker import Broker

@@ -8,10 +8,10 @@ import pytest
 
 from dynamo import ranks
 from dynamo.entry_guards import ENTRY_GUARD
+from dynamo.items import serialize
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
 from dynamo.scores import SCORE, ScoreItem, sort_values
-from dynamo.table import serialize
 from gql.auth import ApiKeys, fingerprint
 from resolvers.context import Role
 from soak.invariants import Kind, check_table

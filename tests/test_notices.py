@@ -9,16 +9,18 @@ from typing import Any
 import pytest
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
+from dynamo.items import Item, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period
 from dynamo.players import PLAYER, PlayerItem
+from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from dynamo.table import Item, serialize
 from rankindex.feed import START, Place, StreamInfo, lost_place
 from rankindex.notices import Notice, NoticeKind, decode, encode, notices, notices_of
 
 AT = datetime(2026, 11, 26, 1, 2, 3, 456000, tzinfo=UTC)
 AT_MS = 1_795_654_923_456
+TIE = "0000000000001"
 
 
 def _record(
@@ -38,9 +40,9 @@ def _guard(version: int, score: int, *, removed: bool = False) -> EntryGuardItem
         leaderboard_id="b",
         score=score,
         attained_at=AT,
-        score_sk=f"SCORE#{score:010d}",
+        score_sk=SCORE.sk.fill(rank_value=f"{score:010d}", tie_value=TIE, player_id="ann"),
         rank_value=f"{score:010d}",
-        tie_value="0000000000001",
+        tie_value=TIE,
         version=version,
         removed=removed,
     )

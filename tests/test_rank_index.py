@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from dynamo import ranks
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, get_leaderboard
 from dynamo.scores import SCORE, ScoreItem
-from dynamo.table import serialize
 from rankindex.index import RankIndex
 from rankindex.notices import notices
 from rankindex.projection import BoardCreated, project_all

@@ -18,9 +18,9 @@ from graphql import parse
 from redis.asyncio import Redis
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.cost import document_cost
+from gql.app_keys import RESPONSES
+from gql.cost_walk import document_cost
 from gql.schema import GRAPHQL_SCHEMA
-from gql.view import RESPONSES
 from leaderboard.app import FEED
 from leaderboard.config import MB, Settings
 from rankindex.feed import ChangeFeed

@@ -10,9 +10,9 @@ from typing import Any
 
 from aiohttp import ClientWebSocketResponse
 
+from dynamo.items import serialize
 from dynamo.players import PLAYER
-from dynamo.table import serialize
-from gql.view import BROKER
+from gql.app_keys import BROKER
 from leaderboard.config import Settings
 from tests.conftest import Api, _serve
 

@@ -7,11 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dynamo.db import Db
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import PLAYER, get_players
 from dynamo.ranks import rank_of
+from dynamo.reads import batch_get
 from dynamo.scores import SCORE, ScoreItem, sort_values, top_scores
-from dynamo.table import Db, batch_get, serialize
 from tests.boards import write_items
 from tests.conftest import Table
 

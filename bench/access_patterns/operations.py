@@ -16,8 +16,8 @@ from typing import Any
 from bench.access_patterns.raw_calls import RawCalls
 from bench.core.documents import example_operation
 from bench.core.workload import GAMES, PROFILE_BOARDS, TOP_N, LoadedPlayer, Variables
+from dynamo.db import Db
 from dynamo.leaderboards import LeaderboardItem
-from dynamo.table import Db
 
 __all__ = ["Operation", "operations"]
 

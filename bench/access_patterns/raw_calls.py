@@ -12,12 +12,14 @@ from typing import Any
 from bench.access_patterns.raw_submit import raw_submit_score
 from bench.core.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.core.workload import TOP_N, Variables
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder
 from dynamo.players import PLAYER
-from dynamo.scores import SCORE, SCORE_RANGE_END, rank_value
+from dynamo.scores import SCORE, SCORE_RANGE_END, rank_boundary, rank_value
 from dynamo.sessions import SESSION
-from dynamo.table import GSI1, GSI2, Db, serialize
+from dynamo.table import GSI1, GSI2
 
 __all__ = ["SCORE_RANGE_END", "RawCalls"]
 
@@ -129,7 +131,7 @@ class RawCalls:
             "ExpressionAttributeValues": serialize(
                 {
                     ":pk": SCORE.pk.fill(leaderboard_id=board_id),
-                    ":lo": f"{SCORE.sk.prefix}{own}$",
+                    ":lo": rank_boundary(own),
                     ":hi": SCORE_RANGE_END,
                 }
             ),

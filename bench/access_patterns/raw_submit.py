@@ -8,13 +8,14 @@ from typing import Any
 from bench.core.items import guard_item, score_item, session_item
 from bench.core.raw_dynamo import raw_batch_get, raw_key
 from bench.core.workload import Variables
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.ids import new_session_id
+from dynamo.items import now, serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
 from dynamo.players import PLAYER
 from dynamo.plays import Play, play_session
 from dynamo.scores import SCORE, ScoreItem, rank_value, score_sk
-from dynamo.table import Db, now, serialize
 
 __all__ = ["raw_submit_score"]
 

@@ -3,8 +3,8 @@ shape allows, and valid under the strictest document limits the service may have
 
 Every document fans out from one list to reads of each of its items (a player's scores, its
 sessions, its rank on another board, its best score on a third), with its list as long as the
-cost limit (:data:`gql.cost.MAX_COST`) lets it be. The list's length is found by computing the
-document's cost with :func:`gql.cost.document_cost` against the real schema, so the documents
+cost limit (:data:`gql.cost_model.MAX_COST`) lets it be. The list's length is found by computing the
+document's cost with :func:`gql.cost_walk.document_cost` against the real schema, so the documents
 stay the costliest the service admits when its cost table changes. Id lists travel in the
 variables, which the token and character limits do not count.
 
@@ -23,7 +23,8 @@ from typing import Any
 from graphql import Lexer, Source, TokenKind, parse, specified_rules, validate
 
 from bench.core.workload import BOARD_ID, DAILY_ID, SEASON_ID, player_id
-from gql.cost import MAX_COST, document_cost
+from gql.cost_model import MAX_COST
+from gql.cost_walk import document_cost
 from gql.limits import measure_operations
 from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
 

@@ -24,10 +24,11 @@ from bench.capacity.recorder import RecordedCall
 from bench.capacity.units import table_write
 from bench.core.workload import GAMES, LoadedPlayer
 from dynamo.errors import LeaderboardError
+from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, create_leaderboard
 from dynamo.play_writes import record_play
 from dynamo.plays import Play
-from dynamo.table import now
+from dynamo.scores import SCORE
 
 __all__ = ["PARTITION_RCU", "PARTITION_WCU", "HotResult", "hot_board"]
 
@@ -87,7 +88,7 @@ class HotResult:
 
 
 def _item_kind(sk: str) -> str:
-    return "Score items" if sk.startswith("SCORE#") else "board item"
+    return "Score items" if SCORE.sk.match(sk) is not None else "board item"
 
 
 async def _drive(

@@ -14,9 +14,9 @@ from bench.capacity.probe import Measured, Probe, measured
 from bench.core.documents import PLAYER_RANK, example_operation
 from bench.core.measure import BenchError
 from bench.core.workload import BOARD_ID, PROFILE_BOARDS, TOP_N, LoadedPlayer, new_player
+from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, create_leaderboard
 from dynamo.players import create_player
-from dynamo.table import now
 
 __all__ = [
     "PLAY_STEPS",

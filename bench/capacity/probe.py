@@ -15,10 +15,10 @@ from bench.capacity.recorder import CapacityRecorder, RecordedCall
 from bench.capacity.units import CallUnits, tally
 from bench.core.measure import post_graphql
 from bench.core.stack import CREDENTIALS, create_served_table, serve_app, served_settings
+from dynamo.db import Db
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD
-from dynamo.table import Db
-from gql.view import DB
+from gql.app_keys import DB
 from leaderboard.app import create_app
 from leaderboard.config import Limits
 

@@ -20,10 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo.keys import INDEX_ATTRIBUTES
+
 __all__ = ["INDEX_KEYS", "CapacityRecorder", "RecordedCall", "RecordedRead", "RecordedWrite"]
 
-INDEX_KEYS = {"GSI1": ("gsi1pk", "gsi1sk"), "GSI2": ("gsi2pk", "gsi2sk")}
-"""Each global secondary index's key attributes."""
+INDEX_KEYS = INDEX_ATTRIBUTES
+"""Each global secondary index's key attributes, as the table layer declares them."""
 
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 _QUERY_EXTRAS = ("Select", "ProjectionExpression", "FilterExpression")

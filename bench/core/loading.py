@@ -14,13 +14,14 @@ from typing import Any
 
 from bench.core.items import play_items
 from bench.core.workload import LoadedPlayer, new_player
+from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.ids import new_session_id
+from dynamo.items import now, serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, create_leaderboard
 from dynamo.play_writes import record_play
 from dynamo.players import create_player
 from dynamo.plays import Play, PlayResult
-from dynamo.table import Db, now, serialize
 
 __all__ = [
     "BATCH_WRITE_LIMIT",

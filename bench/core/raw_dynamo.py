@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dynamo.table import BATCH_GET_LIMIT, Db, Key
+from dynamo.db import Db
+from dynamo.reads import BATCH_GET_LIMIT
+from dynamo.table import Key
 
 __all__ = ["items_of", "raw_batch_get", "raw_get", "raw_key", "raw_query"]
 

@@ -14,9 +14,10 @@ from urllib.parse import urlsplit
 from aiobotocore.config import AioConfig
 from aiohttp import web
 
+from dynamo.db import Db
 from dynamo.metrics import CallCounter
-from dynamo.table import Db, create_table
-from gql.view import DB
+from dynamo.table import create_table
+from gql.app_keys import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Limits, Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB

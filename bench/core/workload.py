@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Period
 from dynamo.players import PlayerItem
 from dynamo.plays import Play
-from dynamo.table import now
 
 __all__ = [
     "BOARD_ID",

@@ -21,10 +21,12 @@ from bench.core.stack import CREDENTIALS, CURSOR_SECRET, LOADER_CONFIG, REGION
 from bench.moderation.calls import CallTimer, WriteCounter
 from bench.moderation.data import BanTable, ErasureTable, ban_table, erasure_table
 from dynamo.bans import ban_player
+from dynamo.db import Db
 from dynamo.erasure import erase_player
+from dynamo.items import deserialize, now
 from dynamo.metrics import CallCounter
 from dynamo.scores import SCORE
-from dynamo.table import Db, create_table, deserialize, now
+from dynamo.table import create_table
 from leaderboard.backend import open_table
 from leaderboard.config import Settings
 

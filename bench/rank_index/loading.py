@@ -19,10 +19,10 @@ from bench.core.workload import GAMES, new_board
 from bench.rank_index.results import BoardData
 from bench.rank_index.stack import Stack
 from dynamo.ids import new_session_id
+from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, create_leaderboard
 from dynamo.plays import Play
 from dynamo.scores import rank_value, tie_value
-from dynamo.table import serialize
 from rankindex.keys import board_keys, member
 
 __all__ = [

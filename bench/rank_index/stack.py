@@ -18,8 +18,8 @@ from bench.core.stack import (
     create_served_table,
     serve_app,
 )
+from dynamo.db import Db
 from dynamo.metrics import CallCounter
-from dynamo.table import Db
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import open_table
 from leaderboard.config import Settings

@@ -8,12 +8,15 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
 import redis.asyncio
 
 from bench.core.report import log
+from dynamo.scores import tie_value
+from rankindex.keys import META, ZSET, member, member_parts
 
 __all__ = [
     "META_KEY",
@@ -31,12 +34,10 @@ __all__ = [
 ]
 
 BOARD = "bench"
-ZSET_KEY = f"rank:{{{BOARD}}}"
-META_KEY = f"{ZSET_KEY}:meta"
+ZSET_KEY = ZSET.format(ns=BOARD, board=BOARD)
+META_KEY = META.format(ns=BOARD, board=BOARD)
 RANK_VALUE_LIMIT = 10**10
 """Rank values are drawn from ``range(RANK_VALUE_LIMIT)``: a board of score width 10."""
-TIE_WIDTH = 13
-TIE_MAX = 10**TIE_WIDTH - 1
 TIE_SPREAD_MS = 90 * 24 * 3600 * 1000
 """Plays are spread over the 90 days before the run."""
 WARMUP_CALLS = 200
@@ -83,12 +84,12 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
 
 def board_entries(count: int, rng: random.Random) -> tuple[list[str], list[float]]:
     """``count`` members and their rank values, as the rank index stores a board."""
-    now_ms = int(time.time() * 1000)
+    now = datetime.now(UTC)
     members: list[str] = []
     scores: list[float] = []
     for i in range(count):
-        tie = str(TIE_MAX - (now_ms - rng.randrange(TIE_SPREAD_MS))).zfill(TIE_WIDTH)
-        members.append(f"{tie}#p{i:07d}")
+        attained = now - timedelta(milliseconds=rng.randrange(TIE_SPREAD_MS))
+        members.append(member(tie_value(attained), f"p{i:07d}"))
         scores.append(float(rng.randrange(RANK_VALUE_LIMIT)))
     return members, scores
 
@@ -100,7 +101,7 @@ def load(client: redis.Redis, members: Sequence[str], scores: Sequence[float], c
         part = range(start, min(start + chunk, len(members)))
         pipe = client.pipeline(transaction=False)
         pipe.zadd(ZSET_KEY, {members[i]: scores[i] for i in part})
-        pipe.hset(META_KEY, mapping={members[i].split("#", 1)[1]: f"1|{members[i]}" for i in part})
+        pipe.hset(META_KEY, mapping={member_parts(members[i])[1]: f"1|{members[i]}" for i in part})
         pipe.execute()
 
 

@@ -32,8 +32,10 @@ from bench.core.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.core.workload import TOP_N, Variables
 from dynamo.cursors import CursorCodec
+from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.errors import LeaderboardError
+from dynamo.items import parse, serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
 from dynamo.play_writes import record_play
 from dynamo.players import PLAYER
@@ -41,7 +43,7 @@ from dynamo.plays import Play
 from dynamo.ranks import ranks_in_window
 from dynamo.scores import SCORE, SCORE_RANGE_END, ScoreItem, rank_value, score_sk
 from dynamo.sessions import SESSION
-from dynamo.table import GSI1, Db, parse, serialize
+from dynamo.table import GSI1
 from rankindex.index import RankIndex
 
 __all__ = ["AROUND", "INDEX_BEHIND", "FloorCalls", "FloorTarget", "Sender", "floor_sender"]

@@ -19,7 +19,8 @@ from bench.core.report import log
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, LOADER_CONFIG, REGION
 from bench.core.workload import LoadedPlayer, new_boards, plays
 from dynamo.cursors import CursorCodec
-from dynamo.table import Db, create_table
+from dynamo.db import Db
+from dynamo.table import create_table
 from rankindex.index import RankIndex
 from rankindex.keys import board_keys
 

@@ -1,0 +1,44 @@
+"""What an access-pattern function holds: the DynamoDB client, the table's name, the cursor
+codec, and the process's cache of immutable items and per-player queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dynamo.cursors import CursorCodec
+from dynamo.locks import KeyedLocks
+from dynamo.table import Key
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+
+__all__ = ["Db", "ImmutableItems"]
+
+
+class ImmutableItems:
+    """Raw items that never change once written (family definitions), kept per process."""
+
+    def __init__(self, max_items: int = 4096) -> None:
+        self._items: dict[Key, Any] = {}
+        self._max = max_items
+
+    def get(self, key: Key) -> Any | None:
+        return self._items.get(key)
+
+    def put(self, key: Key, raw: Any) -> None:
+        if len(self._items) < self._max:
+            self._items[key] = raw
+
+
+@dataclass(frozen=True)
+class Db:
+    """What an access-pattern function needs: the client, the table name, the cursor codec, and
+    the process's cache of immutable items and per-player queues."""
+
+    client: DynamoDBClient
+    table: str
+    cursors: CursorCodec
+    immutable: ImmutableItems = field(default_factory=ImmutableItems)
+    players: KeyedLocks = field(default_factory=KeyedLocks)
+    """Queues the plays of each player within this process."""
