@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
 from dynamo.table import Db, create_table, now
+from faultproxy import FaultProxy
 from gql.view import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
@@ -28,7 +29,6 @@ from leaderboard.embedded_redis import EmbeddedRedis
 from leaderboard.graphiql import ensure_graphiql_assets
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
-from tests.fault_proxy import FaultProxy
 
 API_KEYS = ("test-key-current", "test-key-next")
 ADMIN_KEYS = ("test-admin-key",)

@@ -1,4 +1,5 @@
-"""A fault-injecting HTTP proxy for tests: it stands between the service and DynamoDB Local.
+"""A fault-injecting HTTP proxy for tests and benchmarks: it stands between the service and
+DynamoDB Local.
 
 Every request is matched against the proxy's rules by its DynamoDB operation (the
 ``X-Amz-Target`` header, e.g. ``DynamoDB_20120810.TransactWriteItems``). The first rule that

@@ -1,0 +1,10 @@
+"""A fault-injecting HTTP proxy in front of DynamoDB Local, for the tests and the benchmarks
+(not part of the service: it is not in the wheel or the image).
+
+``FaultProxy`` forwards DynamoDB's HTTP API, injecting the faults its ``Rule`` s ask for
+(``faultproxy.proxy``).
+"""
+
+from faultproxy.proxy import Fault, FaultProxy, Rule
+
+__all__ = ["Fault", "FaultProxy", "Rule"]
