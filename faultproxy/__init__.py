@@ -2,9 +2,11 @@
 (not part of the service: it is not in the wheel or the image).
 
 ``FaultProxy`` forwards DynamoDB's HTTP API, injecting the faults its ``Rule`` s ask for
-(``faultproxy.proxy``).
+(``faultproxy.proxy``), and, on demand, applies DynamoDB's transaction-conflict rule that
+DynamoDB Local lacks (``faultproxy.conflicts``).
 """
 
+from faultproxy.conflicts import ItemKey, TransactionConflicts
 from faultproxy.proxy import Fault, FaultProxy, Rule
 
-__all__ = ["Fault", "FaultProxy", "Rule"]
+__all__ = ["Fault", "FaultProxy", "ItemKey", "Rule", "TransactionConflicts"]
