@@ -21,6 +21,7 @@ from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
 from dynamo.table import create_table
+from faultproxy import FaultProxy
 from gql.app_keys import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
@@ -30,7 +31,6 @@ from leaderboard.embedded_redis import EmbeddedRedis
 from leaderboard.graphiql import ensure_graphiql_assets
 from rankindex.index import RankIndex
 from rankindex.projector import Projector
-from tests.fault_proxy import FaultProxy
 
 API_KEYS = ("test-key-current", "test-key-next")
 ADMIN_KEYS = ("test-admin-key",)

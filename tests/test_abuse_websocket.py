@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from aiohttp import ClientWebSocketResponse, WSMsgType, WSServerHandshakeError
 
+from faultproxy import Fault, FaultProxy, Rule
 from gql.app_keys import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
 from tests.conftest import API_KEYS, Api, _serve
-from tests.fault_proxy import Fault, FaultProxy, Rule
 
 PROTOCOL = ("graphql-transport-ws",)
 WATCH = """subscription($b: ID!) { leaderboardChanged(leaderboardId: $b, first: 3) {

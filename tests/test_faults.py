@@ -1,5 +1,5 @@
 """Faults between the service and DynamoDB: throttling, 5xx answers, dropped connections and
-delays injected by a proxy (tests/fault_proxy.py) in front of the real DynamoDB Local.
+delays injected by a proxy (faultproxy/) in front of the real DynamoDB Local.
 
 The contract checked on the table itself (read directly, not through the proxy): every
 acknowledged submission is recorded exactly once; a submission refused with any error but
@@ -28,13 +28,13 @@ from dynamo.play_writes import MAX_ATTEMPTS
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
+from faultproxy import Fault, FaultProxy, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
 from soak.invariants import check_table as check_invariants
 from tests import test_bans as _bans
 from tests import test_erasure as _erasure
 from tests.conftest import API_KEYS, Api, _serve
-from tests.fault_proxy import Fault, FaultProxy, Rule
 from tests.scan import scan_items
 
 ATTEMPTS = 4

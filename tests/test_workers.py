@@ -29,12 +29,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dynamo.scores import player_entry
 from dynamo.table import create_table
+from faultproxy import Fault, FaultProxy, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.drain import GOING_AWAY, SOCKET_CLOSE_WAIT
 from leaderboard.workers import CLEANUP_MARGIN
 from tests.conftest import ADMIN_KEYS, API_KEYS
-from tests.fault_proxy import Fault, FaultProxy, Rule
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""A fault-injecting HTTP proxy for tests: it stands between the service and DynamoDB Local.
+"""A fault-injecting HTTP proxy for tests and benchmarks: it stands between the service and
+DynamoDB Local.
 
 Every request is matched against the proxy's rules by its DynamoDB operation (the
 ``X-Amz-Target`` header, e.g. ``DynamoDB_20120810.TransactWriteItems``). The first rule that
@@ -21,6 +22,14 @@ Decisions are deterministic: a rule fires on every ``every``-th request it is as
 with probability ``rate`` drawn from one ``random.Random(seed)``, and on at most ``times``
 requests. Everything the proxy did is counted (``received``, ``injected``, ``forwarded``) so
 that tests can assert that the faults they asked for really happened.
+
+With ``conflicts`` set (``emulate_conflicts()``), the proxy also applies DynamoDB's
+transaction-conflict rule, which DynamoDB Local lacks (see ``faultproxy.conflicts``): each
+request is first checked against the items that the requests in flight hold, and one that
+DynamoDB would cancel for a conflict is answered by the proxy, neither asked about by the
+rules nor forwarded. An admitted request holds its items while the rules act on it (a
+``HOLD`` or ``DELAY`` keeps them held) and until DynamoDB Local's answer is back. Off by
+default.
 """
 
 from __future__ import annotations
@@ -28,13 +37,17 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from faultproxy.conflicts import Claim, TransactionConflicts
 
 __all__ = ["Fault", "FaultProxy", "Rule"]
 
@@ -116,9 +129,14 @@ class Rule:
 class FaultProxy:
     """A reverse proxy on a free loopback port, forwarding to ``upstream``."""
 
-    def __init__(self, upstream: str, *, seed: int = 0) -> None:
+    def __init__(
+        self, upstream: str, *, seed: int = 0, conflicts: TransactionConflicts | None = None
+    ) -> None:
         self.upstream = upstream.rstrip("/")
         self.rules: list[Rule] = []
+        self.conflicts = conflicts
+        """DynamoDB's transaction-conflict rule, when set; None: every request goes to the
+        rules and on to DynamoDB Local, which runs transactions one after another."""
         self.received: Counter[str] = Counter()
         self.injected: Counter[tuple[str, Fault]] = Counter()
         self.forwarded: Counter[str] = Counter()
@@ -154,10 +172,22 @@ class FaultProxy:
     def clear(self) -> None:
         self.rules = []
 
+    def emulate_conflicts(
+        self, *, hold: float = 0.0, key_attributes: Sequence[str] = ("pk", "sk")
+    ) -> TransactionConflicts:
+        """Apply DynamoDB's transaction-conflict rule from now on (each admitted
+        TransactWriteItems waiting ``hold`` seconds, its items held, before it is forwarded);
+        returns the rule, which counts what it did."""
+        self.conflicts = TransactionConflicts(hold=hold, key_attributes=tuple(key_attributes))
+        return self.conflicts
+
     def reset_counts(self) -> None:
+        """Count from zero again (the conflict rule's counts too)."""
         self.received.clear()
         self.injected.clear()
         self.forwarded.clear()
+        if self.conflicts is not None:
+            self.conflicts.reset()
 
     def faults(self, fault: Fault, operation: str | None = None) -> int:
         """How many requests (of ``operation``, or of all) got ``fault``."""
@@ -175,6 +205,13 @@ class FaultProxy:
         async with self._progress:
             await self._progress.wait_for(lambda: self.forwarded[operation] >= count)
 
+    async def wait_conflicts(self, count: int) -> None:
+        """Wait until the conflict rule has refused ``count`` requests."""
+        async with self._progress:
+            await self._progress.wait_for(
+                lambda: self.conflicts is not None and self.conflicts.total >= count
+            )
+
     def _choose(self, operation: str) -> Rule | None:
         for rule in self.rules:
             if not rule.matches(operation) or rule.exhausted():
@@ -188,21 +225,35 @@ class FaultProxy:
         body = await request.read()
         target = request.headers.get("X-Amz-Target", "")
         operation = target.removeprefix(_TARGET_PREFIX)
+        # Decided before anything can run in between: once ``received`` counts a request,
+        # the items it holds are held.
+        decided = self.conflicts.admit(operation, body) if self.conflicts is not None else None
         async with self._progress:
             self.received[operation] += 1
             self._progress.notify_all()
+        if decided is None:
+            return await self._serve(request, operation, body, None)
+        if isinstance(decided, Claim):
+            try:
+                return await self._serve(request, operation, body, decided)
+            finally:
+                decided.release(None)
+        return _json_answer(decided.status, decided.body)
+
+    async def _serve(
+        self, request: web.Request, operation: str, body: bytes, claim: Claim | None
+    ) -> web.StreamResponse:
         rule = self._choose(operation)
         fault = rule.fault if rule is not None else None
         if fault is not None:
             self.injected[operation, fault] += 1
         if fault in _ERRORS:
             status, code, message = _ERRORS[fault]
-            return web.Response(
-                status=status,
-                body=json.dumps(
+            return _json_answer(
+                status,
+                json.dumps(
                     {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}
                 ).encode(),
-                content_type="application/x-amz-json-1.0",
             )
         if fault is Fault.CANCEL_THROTTLED:
             return _throttled_cancellation(body)
@@ -215,7 +266,11 @@ class FaultProxy:
             assert rule is not None
             assert rule.released is not None
             await rule.released.wait()
+        if claim is not None and claim.hold > 0:
+            await asyncio.sleep(claim.hold)
         status, headers, answer = await self._forward(request, body)
+        if claim is not None:
+            claim.release(status)
         async with self._progress:
             self.forwarded[operation] += 1
             self._progress.notify_all()
@@ -258,9 +313,9 @@ def _throttled_cancellation(body: bytes) -> web.Response:
     reasons = [{"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity."}]
     reasons += [{"Code": "None"} for _ in items[1:]]
     codes = ", ".join(r["Code"] for r in reasons)
-    return web.Response(
-        status=400,
-        body=json.dumps(
+    return _json_answer(
+        400,
+        json.dumps(
             {
                 "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
                 "message": f"Transaction cancelled, please refer cancellation reasons for "
@@ -268,5 +323,14 @@ def _throttled_cancellation(body: bytes) -> web.Response:
                 "CancellationReasons": reasons,
             }
         ).encode(),
+    )
+
+
+def _json_answer(status: int, body: bytes) -> web.Response:
+    """An answer of the proxy's own, as DynamoDB sends it (with a request id of its own)."""
+    return web.Response(
+        status=status,
+        body=body,
         content_type="application/x-amz-json-1.0",
+        headers={"x-amzn-RequestId": str(uuid.uuid4())},
     )
