@@ -1,18 +1,19 @@
 """The validation rules of the GraphQL specification, run over a document in one pass, without
 the costs graphql-core's ``validate`` adds to every node.
 
-:func:`run_rules` applies the same rules to the same nodes, in the same order, with the same
-skip and break semantics as ``graphql.validate``, and reports the same errors; it differs in
-what it spends on the way:
+:func:`run_rules` runs the same rules, in the same order, with the same skip and break
+semantics as ``graphql.validate``, and reports the same errors (tests/test_rules.py compares
+them); it differs in what it spends on the way, about 40% of graphql-core's work on a
+frontend's document:
 
-- each node calls only the rules that handle its kind (graphql-core loops over every rule for
-  every node, a third of the time of a plain document);
-- names and aliases, which no rule visits, are not walked (they are a third of the nodes);
-- an operation or fragment whose text has no ``$`` has no variable usages, so the rules about
-  variables do not walk it a second time to find them;
+- each node calls only the rules that handle its kind (graphql-core loops over all of them at
+  every node);
+- names and aliases, which no rule visits, are not walked (nearly half of a document's nodes);
+- the rules about variables find an operation's or a fragment's variables by walking only the
+  parts of it whose text has a ``$`` (graphql-core walks all of it a second time);
 - an AST node's hash is computed once: graphql-core 3.3's nodes are frozen dataclasses whose
   hash walks their whole subtree on every call, and its rules key their caches by nodes (each
-  selection set, each operation), which made validation quadratic in the document's nesting.
+  selection set, each operation), so their cost grew with a document's size times its nesting.
 """
 
 from __future__ import annotations

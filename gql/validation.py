@@ -5,11 +5,11 @@ it has more than :data:`MAX_TOKENS` tokens (the parser stops there), when it bre
 limit (operations, fragments, fragment spreads or fields of one response name per selection set,
 depth, aliases: each checked in time linear in the document), and only then by the rules of the
 GraphQL specification (:mod:`gql.rules`), whose costliest one (OverlappingFieldsCanBeMerged,
-quadratic in the fields of one response name) the structural limits bound. A document over a
-limit is refused with that limit's own code (``TOKEN_LIMIT_EXCEEDED``, ``ALIAS_LIMIT_EXCEEDED``,
-...) and the limit in ``extensions.limit``; one the specification's rules refuse, with
-GRAPHQL_VALIDATION_FAILED. At most :data:`MAX_ERRORS` errors are reported, without "did you
-mean" suggestions.
+quadratic in the fields of one response name) the structural limits and :data:`MAX_MERGE_WORK`
+bound. A document over a limit is refused with that limit's own code (``TOKEN_LIMIT_EXCEEDED``,
+``ALIAS_LIMIT_EXCEEDED``, ...) and the limit in ``extensions.limit``; one the specification's
+rules refuse, with GRAPHQL_VALIDATION_FAILED. At most :data:`MAX_ERRORS` errors are reported,
+without "did you mean" suggestions.
 
 The limits are set so that each one can be reached: within :data:`MAX_TOKENS`, a document can
 exceed every other limit, and :data:`MAX_CHARACTERS` holds :data:`MAX_TOKENS` tokens as a
@@ -73,7 +73,8 @@ __all__ = [
 MAX_TOKENS = 1000
 """Most lexical tokens in a document, as GraphQL Armor and Hive Gateway have it: a frontend's
 fragments with Apollo Client's ``__typename`` in every selection set take several hundred, 40
-aliased one-field selections 402, GraphiQL's introspection query 183."""
+aliased one-field boards (``a0: leaderboard(id: "x") { id }``) 442, GraphiQL's introspection
+query 183."""
 MAX_CHARACTERS = 12_000
 """Longest query text, refused before parsing (variables are not counted). A document as a
 frontend prints it (two spaces of indentation a level) takes about 7 characters a token, so
@@ -96,8 +97,8 @@ Apollo Client adds to every selection set, and the selection set's own."""
 MAX_MERGE_WORK = 2000
 """Most work OverlappingFieldsCanBeMerged may do, in graphql-core's units (2 a pair of fields
 compared): fields repeated inside repeated fields multiply its comparisons (5 ``sessions``, each
-with 5 ``edges``, each with 5 ``node``, take 40,000 units and 100 ms in 600 tokens), which no
-per-selection-set count bounds. Every documented operation takes under 300."""
+with 5 ``edges``, each with 5 ``node``, took about 40,000 units and 100 ms in 600 tokens), which
+no per-selection-set count bounds. Every documented operation takes under 300."""
 MAX_ERRORS = 10
 """Most errors reported for one document; the last one then says that validation stopped."""
 VALIDATION_CACHE_SIZE = 256

@@ -26,6 +26,8 @@ from gql.validation import (
     MAX_SPREADS,
     MAX_TOKENS,
     STATS,
+    VALIDATION_CACHE_TOKENS,
+    Documents,
     check_document,
 )
 from gql.view import DEFAULT_QUERY
@@ -352,6 +354,24 @@ async def test_errors_are_capped_and_suggest_nothing(api: Api) -> None:
     typo = await api.raw('{ leaderbord(id: "b") { id } }')
     assert "Did you mean" not in _messages(typo)
     assert "leaderboard" not in _messages(typo)
+
+
+def test_the_cache_keeps_documents_up_to_its_tokens() -> None:
+    """Distinct documents of 1,000 tokens: the valid-document cache keeps the most recent ones
+    up to VALIDATION_CACHE_TOKENS tokens (the memory of 256 documents of 250 tokens), not 256
+    of them."""
+    documents = Documents()
+    queries = [aliased_boards(MAX_TOKENS).replace("a0:", f"first{i}:") for i in range(70)]
+    for query in queries:
+        assert documents.check(GRAPHQL_SCHEMA, query).errors == ()
+    kept, tokens = documents.kept()
+    assert tokens <= VALIDATION_CACHE_TOKENS < tokens + MAX_TOKENS + 2
+    assert kept == VALIDATION_CACHE_TOKENS // (MAX_TOKENS + 2)
+    parsed = STATS.parsed
+    documents.check(GRAPHQL_SCHEMA, queries[-1])
+    assert STATS.parsed == parsed, "the last document was dropped"
+    documents.check(GRAPHQL_SCHEMA, queries[0])
+    assert STATS.parsed == parsed + 1, "the first document was kept"
 
 
 def _documented() -> list[Any]:

@@ -183,6 +183,8 @@ class EarlierRun:
 
     limits: dict[str, int]
     load: str
+    code: str
+    """Which code it measured (a commit)."""
     timings: list[DocumentTiming]
 
     @classmethod
@@ -191,6 +193,7 @@ class EarlierRun:
         return cls(
             limits=saved["limits"],
             load=saved.get("load", "not recorded"),
+            code=saved.get("code", "not recorded"),
             timings=[DocumentTiming(**t) for t in saved["documents"]],
         )
 
@@ -236,7 +239,8 @@ def markdown(
             "",
             "## Before: the saved run, under the earlier limits",
             "",
-            f"- Limits: {_limits_line(before.limits)}; load average at the start: {before.load}",
+            f"- Code: {before.code}; load average at the start: {before.load}",
+            f"- Limits: {_limits_line(before.limits)}",
             "",
             *_table(before.timings),
         ]
