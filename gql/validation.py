@@ -131,7 +131,7 @@ class Checked:
     document: DocumentNode | None
     errors: tuple[GraphQLError, ...] = ()
     tokens: int = 0
-    """The document's tokens, comments included (what its parsed form keeps)."""
+    """The document's tokens, comments included (its parsed form keeps each of them)."""
 
 
 def _refusal(message: str) -> GraphQLError:
@@ -269,13 +269,9 @@ def _capped(errors: Iterator[GraphQLError] | list[GraphQLError]) -> tuple[GraphQ
 
 
 def _tokens(document: DocumentNode) -> int:
-    """The tokens the parsed document keeps, from its first to its last."""
-    count = 0
-    token = document.loc.start_token if document.loc else None
-    while token is not None:
-        count += 1
-        token = token.next
-    return count
+    """The document's tokens, as the parser counted them (comments included)."""
+    count = getattr(document, "token_count", 0)
+    return count if isinstance(count, int) else 0
 
 
 _TOO_MANY_TOKENS = f"Document contains more than {MAX_TOKENS} tokens. Parsing aborted."
