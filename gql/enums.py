@@ -100,8 +100,24 @@ _register(
         ErrorCode.SERVICE_OVERLOADED: "The service is at capacity; nothing was done: retry "
         "shortly.",
         ErrorCode.BAD_USER_INPUT: "Variables that do not fit their declared types.",
-        ErrorCode.GRAPHQL_VALIDATION_FAILED: "A document that does not parse, is not valid, or "
-        "is over a limit of its size or shape.",
+        ErrorCode.GRAPHQL_VALIDATION_FAILED: "A document that does not parse or is not valid.",
+        ErrorCode.CHARACTER_LIMIT_EXCEEDED: "A document longer than extensions.limit characters "
+        "(variables not counted).",
+        ErrorCode.TOKEN_LIMIT_EXCEEDED: "A document of more than extensions.limit lexical tokens.",
+        ErrorCode.DEPTH_LIMIT_EXCEEDED: "An operation nesting fields with selections deeper "
+        "than extensions.limit, counted through fragments.",
+        ErrorCode.ALIAS_LIMIT_EXCEEDED: "A document of more than extensions.limit aliased "
+        "fields, each expansion of a fragment counted.",
+        ErrorCode.OPERATION_LIMIT_EXCEEDED: "A document of more than extensions.limit operations.",
+        ErrorCode.FRAGMENT_LIMIT_EXCEEDED: "A document defining more than extensions.limit "
+        "fragments.",
+        ErrorCode.SPREAD_LIMIT_EXCEEDED: "A selection set spreading more than extensions.limit "
+        "fragments.",
+        ErrorCode.SAME_NAME_LIMIT_EXCEEDED: "A selection set with more than extensions.limit "
+        "fields of one response name (the alias, else the name), its fragments' included.",
+        ErrorCode.MERGE_LIMIT_EXCEEDED: "A document whose fields of one response name take more "
+        "than extensions.limit units of work to check for merging: fields with selections "
+        "repeated inside repeated fields multiply it.",
         ErrorCode.INTERNAL_SERVER_ERROR: "Anything unexpected; extensions.requestId names it "
         "in the service's log.",
     },

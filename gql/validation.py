@@ -4,13 +4,22 @@ A document is refused, cheapest check first, when its text is over :data:`MAX_CH
 it has more than :data:`MAX_TOKENS` tokens (the parser stops there), when it breaks a structural
 limit (operations, fragments, fragment spreads or fields of one response name per selection set,
 depth, aliases: each checked in time linear in the document), and only then by the rules of the
-GraphQL specification, whose costliest one (OverlappingFieldsCanBeMerged, quadratic in the
-fields of one response name) the structural limits bound. At most :data:`MAX_ERRORS` errors are
-reported, without "did you mean" suggestions.
+GraphQL specification (:mod:`gql.rules`), whose costliest one (OverlappingFieldsCanBeMerged,
+quadratic in the fields of one response name) the structural limits and :data:`MAX_MERGE_WORK`
+bound. A document over a limit is refused with that limit's own code (``TOKEN_LIMIT_EXCEEDED``,
+``ALIAS_LIMIT_EXCEEDED``, ...) and the limit in ``extensions.limit``; one the specification's
+rules refuse, with GRAPHQL_VALIDATION_FAILED. At most :data:`MAX_ERRORS` errors are reported,
+without "did you mean" suggestions.
+
+The limits are set so that each one can be reached: within :data:`MAX_TOKENS`, a document can
+exceed every other limit, and :data:`MAX_CHARACTERS` holds :data:`MAX_TOKENS` tokens as a
+frontend prints them (about 7 characters a token, deeper indentation included).
 
 The outcome is kept by query text: the last :data:`VALIDATION_CACHE_SIZE` valid documents, and
-the last :data:`REFUSED_CACHE_SIZE` refused ones with their errors, so a client sending the same
-document again (valid or not) costs a dictionary look-up.
+the last :data:`REFUSED_CACHE_SIZE` refused ones with their errors, each cache holding at most
+:data:`VALIDATION_CACHE_TOKENS` and :data:`REFUSED_CACHE_TOKENS` tokens of documents (their
+parsed form is most of the memory), so a client sending the same document again (valid or not)
+costs a dictionary look-up.
 """
 
 from __future__ import annotations
@@ -33,15 +42,12 @@ from graphql import (
     OperationType,
     SelectionSetNode,
     parse,
-    specified_rules,
-    validate,
 )
 from strawberry.extensions import SchemaExtension
-from strawberry.schema.validation_rules.maybe_null import MaybeNullValidationRule
-from strawberry.schema.validation_rules.one_of import OneOfInputValidationRule
 
-from gql.errors import VALIDATION_FAILED
+from dynamo.errors import ErrorCode
 from gql.limits import measure_operations
+from gql.rules import MergeWorkExceeded, run_rules
 
 __all__ = [
     "MAX_ALIASES",
@@ -49,22 +55,31 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_ERRORS",
     "MAX_FRAGMENTS",
+    "MAX_MERGE_WORK",
     "MAX_OPERATIONS",
     "MAX_SAME_NAME",
     "MAX_SPREADS",
     "MAX_TOKENS",
     "REFUSED_CACHE_SIZE",
+    "REFUSED_CACHE_TOKENS",
     "STATS",
     "VALIDATION_CACHE_SIZE",
+    "VALIDATION_CACHE_TOKENS",
     "Checked",
     "DocumentLimits",
     "Documents",
 ]
 
-MAX_CHARACTERS = 4096
-"""Longest query text, refused before parsing (variables are not counted)."""
-MAX_TOKENS = 250
-"""Most lexical tokens in a document (GraphiQL's introspection query has 184)."""
+MAX_TOKENS = 1000
+"""Most lexical tokens in a document, as GraphQL Armor and Hive Gateway have it: a frontend's
+fragments with Apollo Client's ``__typename`` in every selection set take several hundred, 40
+aliased one-field boards (``a0: leaderboard(id: "x") { id }``) 442, GraphiQL's introspection
+query 183."""
+MAX_CHARACTERS = 12_000
+"""Longest query text, refused before parsing (variables are not counted). A document as a
+frontend prints it (two spaces of indentation a level) takes about 7 characters a token, so
+this holds :data:`MAX_TOKENS` of them even nested to the depth limit, while bounding what the
+lexer reads between tokens (comments, white space, long strings)."""
 MAX_DEPTH = 10
 """Deepest selection nesting accepted (the deepest useful query nests 8)."""
 MAX_ALIASES = 40
@@ -73,19 +88,28 @@ MAX_OPERATIONS = 10
 """Most operations in one document."""
 MAX_FRAGMENTS = 20
 """Most fragment definitions in one document."""
-MAX_SAME_NAME = 5
-"""Most fields of one response name in one selection set (as written, fragments apart)."""
 MAX_SPREADS = 8
 """Most fragment spreads in one selection set."""
+MAX_SAME_NAME = MAX_SPREADS + 1
+"""Most fields of one response name in one selection set, counting those its fragments bring:
+as many fragments as a selection set may spread, each with the ``__typename`` (or ``id``) that
+Apollo Client adds to every selection set, and the selection set's own."""
+MAX_MERGE_WORK = 2000
+"""Most work OverlappingFieldsCanBeMerged may do, in graphql-core's units (2 a pair of fields
+compared): fields repeated inside repeated fields multiply its comparisons (5 ``sessions``, each
+with 5 ``edges``, each with 5 ``node``, took about 40,000 units and 100 ms in 600 tokens), which
+no per-selection-set count bounds. Every documented operation takes under 300."""
 MAX_ERRORS = 10
 """Most errors reported for one document; the last one then says that validation stopped."""
 VALIDATION_CACHE_SIZE = 256
 """Valid documents kept, by query text."""
+VALIDATION_CACHE_TOKENS = 64_000
+"""Most tokens of the valid documents kept (a parsed token costs about 400 bytes): the memory
+of 256 documents of 250 tokens."""
 REFUSED_CACHE_SIZE = 64
 """Refused documents kept with their errors, by query text."""
-
-RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidationRule)
-"""The rules of the specification, and Strawberry's own (as Strawberry validates)."""
+REFUSED_CACHE_TOKENS = 16_000
+"""Most tokens of the refused documents kept."""
 
 
 @dataclass
@@ -106,10 +130,19 @@ class Checked:
 
     document: DocumentNode | None
     errors: tuple[GraphQLError, ...] = ()
+    tokens: int = 0
+    """The document's tokens, comments included (its parsed form keeps each of them)."""
 
 
 def _refusal(message: str) -> GraphQLError:
-    return GraphQLError(message, extensions={"code": VALIDATION_FAILED})
+    return GraphQLError(message, extensions={"code": ErrorCode.GRAPHQL_VALIDATION_FAILED.value})
+
+
+def _over(
+    code: ErrorCode, limit: int, message: str, node: OperationDefinitionNode | None = None
+) -> GraphQLError:
+    """A refusal by one of the limits: its code, and the limit."""
+    return GraphQLError(message, node, extensions={"code": code.value, "limit": limit})
 
 
 def _selection_sets(document: DocumentNode) -> Iterator[SelectionSetNode]:
@@ -165,12 +198,18 @@ def _selection_set_errors(
 ) -> Iterator[GraphQLError]:
     spreads = sum(isinstance(s, FragmentSpreadNode) for s in selections.selections)
     if spreads > MAX_SPREADS:
-        yield _refusal(f"{spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}")
+        yield _over(
+            ErrorCode.SPREAD_LIMIT_EXCEEDED,
+            MAX_SPREADS,
+            f"{spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}",
+        )
     for name, count in _response_names(selections, fragments, memo, set()).items():
         if count > MAX_SAME_NAME:
-            yield _refusal(
+            yield _over(
+                ErrorCode.SAME_NAME_LIMIT_EXCEEDED,
+                MAX_SAME_NAME,
                 f"{count} fields named '{name}' in one selection set, fragments included."
-                f" Allowed: {MAX_SAME_NAME}"
+                f" Allowed: {MAX_SAME_NAME}",
             )
 
 
@@ -181,23 +220,36 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
     for operation, measure in measured.items():
         if measure.depth > MAX_DEPTH:
             name = operation.name.value if operation.name else "anonymous"
-            yield GraphQLError(
+            yield _over(
+                ErrorCode.DEPTH_LIMIT_EXCEEDED,
+                MAX_DEPTH,
                 f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}",
                 operation,
-                extensions={"code": VALIDATION_FAILED},
             )
     aliases = sum(m.aliases for m in measured.values())
     if aliases > MAX_ALIASES:
-        yield _refusal(f"{aliases} aliases found. Allowed: {MAX_ALIASES}")
+        yield _over(
+            ErrorCode.ALIAS_LIMIT_EXCEEDED,
+            MAX_ALIASES,
+            f"{aliases} aliases found. Allowed: {MAX_ALIASES}",
+        )
     operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
     if operations > MAX_OPERATIONS:
-        yield _refusal(f"{operations} operations found. Allowed: {MAX_OPERATIONS}")
+        yield _over(
+            ErrorCode.OPERATION_LIMIT_EXCEEDED,
+            MAX_OPERATIONS,
+            f"{operations} operations found. Allowed: {MAX_OPERATIONS}",
+        )
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
     definitions = sum(isinstance(d, FragmentDefinitionNode) for d in document.definitions)
     if definitions > MAX_FRAGMENTS:
-        yield _refusal(f"{definitions} fragment definitions found. Allowed: {MAX_FRAGMENTS}")
+        yield _over(
+            ErrorCode.FRAGMENT_LIMIT_EXCEEDED,
+            MAX_FRAGMENTS,
+            f"{definitions} fragment definitions found. Allowed: {MAX_FRAGMENTS}",
+        )
         return  # counting through them is not needed to refuse the document
     memo: dict[int, Counter[str]] = {}
     for selections in _selection_sets(document):
@@ -216,26 +268,75 @@ def _capped(errors: Iterator[GraphQLError] | list[GraphQLError]) -> tuple[GraphQ
     return tuple(kept)
 
 
+def _tokens(document: DocumentNode) -> int:
+    """The document's tokens, as the parser counted them (comments included)."""
+    count = getattr(document, "token_count", 0)
+    return count if isinstance(count, int) else 0
+
+
+_TOO_MANY_TOKENS = f"Document contains more than {MAX_TOKENS} tokens. Parsing aborted."
+"""How the parser's syntax error for the token limit ends."""
+
+
 def check_document(schema: GraphQLSchema, query: str) -> Checked:
     """Parse and validate ``query`` against ``schema``, uncached."""
     if len(query) > MAX_CHARACTERS:
-        return Checked(
-            None,
-            (_refusal(f"Document has {len(query)} characters. Allowed: {MAX_CHARACTERS}"),),
-        )
+        message = f"Document has {len(query)} characters. Allowed: {MAX_CHARACTERS}"
+        return Checked(None, (_over(ErrorCode.CHARACTER_LIMIT_EXCEEDED, MAX_CHARACTERS, message),))
     STATS.parsed += 1
     try:
         document = parse(query, max_tokens=MAX_TOKENS)
     except GraphQLError as error:
+        if error.message.endswith(_TOO_MANY_TOKENS):
+            over = _over(ErrorCode.TOKEN_LIMIT_EXCEEDED, MAX_TOKENS, error.message)
+            return Checked(None, (over,))
         return Checked(None, (_refusal(error.message),))
     except RecursionError:  # pragma: no cover - the token limit keeps nesting shallow
         return Checked(None, (_refusal("Document nested too deeply to parse."),))
+    tokens = _tokens(document)
     refused = _capped(structural_errors(document))
     if refused:
-        return Checked(document, refused)
+        return Checked(document, refused, tokens)
     STATS.validated += 1
-    errors = validate(schema, document, RULES, max_errors=MAX_ERRORS - 1, hide_suggestions=True)
-    return Checked(document, _capped(errors))
+    try:
+        errors = run_rules(schema, document, MAX_ERRORS, merge_work=MAX_MERGE_WORK)
+    except MergeWorkExceeded:
+        message = (
+            "Checking that fields of one response name can be merged takes more than"
+            f" {MAX_MERGE_WORK} units: fewer fields repeated inside repeated fields"
+        )
+        return Checked(
+            document, (_over(ErrorCode.MERGE_LIMIT_EXCEEDED, MAX_MERGE_WORK, message),), tokens
+        )
+    return Checked(document, _capped(errors), tokens)
+
+
+@dataclass
+class _Kept:
+    """Checked documents by query text, least recently used first, bounded by their number and
+    by their tokens."""
+
+    size: int
+    tokens: int
+    entries: OrderedDict[str, Checked] = field(default_factory=OrderedDict)
+    held: int = 0
+    """Tokens of the documents kept."""
+
+    def get(self, query: str) -> Checked | None:
+        found = self.entries.get(query)
+        if found is not None:
+            self.entries.move_to_end(query)
+        return found
+
+    def put(self, query: str, checked: Checked) -> None:
+        replaced = self.entries.pop(query, None)
+        if replaced is not None:
+            self.held -= replaced.tokens
+        self.entries[query] = checked
+        self.held += checked.tokens
+        while len(self.entries) > self.size or self.held > self.tokens:
+            _, dropped = self.entries.popitem(last=False)
+            self.held -= dropped.tokens
 
 
 @dataclass
@@ -245,34 +346,41 @@ class Documents:
 
     valid_size: int = VALIDATION_CACHE_SIZE
     refused_size: int = REFUSED_CACHE_SIZE
-    _valid: OrderedDict[str, Checked] = field(default_factory=OrderedDict)
-    _refused: OrderedDict[str, Checked] = field(default_factory=OrderedDict)
+    valid_tokens: int = VALIDATION_CACHE_TOKENS
+    refused_tokens: int = REFUSED_CACHE_TOKENS
+    _valid: _Kept = field(init=False)
+    _refused: _Kept = field(init=False)
     _lock: Lock = field(default_factory=Lock)
+
+    def __post_init__(self) -> None:
+        self._valid = _Kept(self.valid_size, self.valid_tokens)
+        self._refused = _Kept(self.refused_size, self.refused_tokens)
 
     def check(self, schema: GraphQLSchema, query: str) -> Checked:
         if len(query) > MAX_CHARACTERS:  # refused at once, and not kept
             return check_document(schema, query)
         with self._lock:
-            for cache in (self._valid, self._refused):
-                found = cache.get(query)
-                if found is not None:
-                    cache.move_to_end(query)
-                    return found
+            found = self._valid.get(query) or self._refused.get(query)
+            if found is not None:
+                return found
         checked = check_document(schema, query)
-        cache, size = (
-            (self._refused, self.refused_size) if checked.errors else (self._valid, self.valid_size)
-        )
         with self._lock:
-            cache[query] = checked
-            cache.move_to_end(query)
-            while len(cache) > size:
-                cache.popitem(last=False)
+            (self._refused if checked.errors else self._valid).put(query, checked)
         return checked
+
+    def kept(self) -> tuple[int, int]:
+        """How many documents, and how many tokens of them, the caches hold."""
+        with self._lock:
+            return (
+                len(self._valid.entries) + len(self._refused.entries),
+                self._valid.held + self._refused.held,
+            )
 
     def clear(self) -> None:
         with self._lock:
-            self._valid.clear()
-            self._refused.clear()
+            for kept in (self._valid, self._refused):
+                kept.entries.clear()
+                kept.held = 0
 
 
 def _stand_in(operation_name: str | None) -> DocumentNode:

@@ -30,6 +30,8 @@ NESTED = (
 AMPLIFICATION = "{ " + " ".join(f"a{i}: {NESTED}" for i in range(40)) + " }"
 """An 8 KB document: 40 aliases of a board's top 100 with each player's 100 boards and 100
 sessions (about 5,000-8,000 DynamoDB calls if it ran)."""
+LONGER = "{ " + " ".join(f"a{i}: {NESTED}" for i in range(60)) + " }"
+"""60 of those aliases: over the length limit."""
 OVER = "{ " + " ".join(f"a{i}: {NESTED}" for i in range(3)) + " }"
 """Three of those aliases: a small document, within every size limit, over the cost limit."""
 
@@ -40,13 +42,13 @@ def _aliases(count: int) -> str:
 
 AMPLIFIED = [
     (
-        AMPLIFICATION,
-        "GRAPHQL_VALIDATION_FAILED",
-        f"Document has {len(AMPLIFICATION)} characters. Allowed: {MAX_CHARACTERS}",
+        LONGER,
+        "CHARACTER_LIMIT_EXCEEDED",
+        f"Document has {len(LONGER)} characters. Allowed: {MAX_CHARACTERS}",
     ),
     (
-        _aliases(20),
-        "GRAPHQL_VALIDATION_FAILED",
+        AMPLIFICATION,
+        "TOKEN_LIMIT_EXCEEDED",
         f"Syntax Error: Document contains more than {MAX_TOKENS} tokens. Parsing aborted.",
     ),
     (
@@ -57,7 +59,7 @@ AMPLIFIED = [
     ),
 ]
 """The amplification query at three sizes, each refused by the first limit it breaks: its
-length (the whole 8 KB document), its tokens (20 aliases, within the length), its cost (4
+length (60 aliases), its tokens (the 8 KB document of 40, within the length), its cost (4
 aliases, within both)."""
 
 PAGE = """query($first: Int) { leaderboard(id: "b") { name topScores(first: $first) {
@@ -93,7 +95,7 @@ async def test_a_document_over_the_cost_limit_is_refused_before_any_database_cal
     assert api.calls == {}
 
 
-@pytest.mark.parametrize(("query", "code", "message"), AMPLIFIED, ids=["40", "20", "4"])
+@pytest.mark.parametrize(("query", "code", "message"), AMPLIFIED, ids=["60", "40", "4"])
 async def test_the_amplification_query_is_refused_before_any_database_call(
     api: Api, query: str, code: str, message: str
 ) -> None:

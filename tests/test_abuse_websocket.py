@@ -101,7 +101,7 @@ async def test_the_amplification_query_is_refused_over_websocket_with_zero_calls
     api.reset_calls()
     async with socket(api) as ws:
         for id_, query, code in (
-            ("1", AMPLIFIED, "GRAPHQL_VALIDATION_FAILED"),
+            ("1", AMPLIFIED, "TOKEN_LIMIT_EXCEEDED"),
             ("2", COSTLY, "COST_LIMIT_EXCEEDED"),
             ("3", "subscription { " + COSTLY[2:], "GRAPHQL_VALIDATION_FAILED"),
         ):

@@ -223,4 +223,4 @@ async def test_long_fragment_chain_within_the_token_limit(bare: Api, count: int)
         assert body["data"] == {"__typename": "Query"}, body
     else:
         assert body["data"] is None
-        assert [e["extensions"]["code"] for e in body["errors"]] == ["GRAPHQL_VALIDATION_FAILED"]
+        assert [e["extensions"]["code"] for e in body["errors"]] == ["FRAGMENT_LIMIT_EXCEEDED"]

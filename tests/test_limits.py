@@ -11,6 +11,7 @@ import pytest
 from dynamo.items import serialize
 from dynamo.players import PLAYER
 from gql.validation import STATS
+from leaderboard.config import Limits
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -24,7 +25,7 @@ async def test_a_twenty_level_deep_query_is_refused(api: Api) -> None:
         f'{{ session(playerId: "ann", sessionId: "01ARZ3NDEKTSV4RRFFQ69G5FAV") {{ {nested} }} }}'
     )
     assert body["data"] is None
-    assert body["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert body["errors"][0]["extensions"] == {"code": "DEPTH_LIMIT_EXCEEDED", "limit": 10}
     assert "maximum operation depth" in body["errors"][0]["message"]
 
 
@@ -55,7 +56,7 @@ async def test_fragments_spread_twice_at_every_level_are_counted_in_full(api: Ap
     )
     body = await api.raw(f"{{ ...F0 }} {fragments} fragment F{levels} on Query {{ a: __typename }}")
     assert body["data"] is None
-    assert body["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert body["errors"][0]["extensions"] == {"code": "ALIAS_LIMIT_EXCEEDED", "limit": 40}
     assert body["errors"][0]["message"] == f"{2**levels} aliases found. Allowed: 40"
 
 
@@ -70,7 +71,8 @@ async def test_a_thousand_aliases_are_refused_and_write_nothing(api: Api) -> Non
     before = await scan_items(api.db)
     body = await api.raw(f"mutation {{ {aliases} }}")
     assert body["data"] is None
-    assert {e["extensions"]["code"] for e in body["errors"]} == {"GRAPHQL_VALIDATION_FAILED"}
+    # About 100,000 characters: refused by its length before it is parsed.
+    assert {e["extensions"]["code"] for e in body["errors"]} == {"CHARACTER_LIMIT_EXCEEDED"}
     assert len(await scan_items(api.db)) == len(before)
 
 
@@ -95,6 +97,67 @@ async def test_a_two_megabyte_body_is_413(api: Api) -> None:
         "/graphql", data=io.BytesIO(body.encode()), headers={"Content-Type": "application/json"}
     )
     assert response.status == 413
+
+
+def _body(size: int) -> bytes:
+    """A request body of ``size`` bytes: a short query and variables padding it."""
+    empty = json.dumps({"query": "{ __typename }", "variables": {"pad": ""}})
+    return json.dumps(
+        {"query": "{ __typename }", "variables": {"pad": "x" * (size - len(empty))}}
+    ).encode()
+
+
+async def test_the_body_limit_binds_at_its_bound(api: Api) -> None:
+    """The body limit counts what the document limits do not (the variables): a body of the
+    limit is answered, one byte more is 413."""
+    limit = Limits().max_body_bytes
+    for size, status in ((limit, 200), (limit + 1, 413)):
+        body = _body(size)
+        assert len(body) == size
+        response = await api.http.post(
+            "/graphql", data=io.BytesIO(body), headers={"Content-Type": "application/json"}
+        )
+        assert response.status == status, await response.text()
+        if status == 200:
+            assert (await response.json())["data"] == {"__typename": "Query"}
+
+
+_IDS = "{{ players(ids: [{}]) {{ id }} }}"
+_AROUND = '{{ leaderboard(id: "b") {{ around(playerId: "ann", before: {}) {{ rank }} }} }}'
+_FIRST = '{{ leaderboard(id: "b") {{ topScores(first: {}) {{ edges {{ cursor }} }} }} }}'
+
+
+@pytest.mark.parametrize(
+    ("document", "limit", "field"),
+    [
+        (_FIRST, 100, "first"),
+        (_AROUND, 50, "before"),
+    ],
+    ids=["first", "around"],
+)
+async def test_each_argument_limit_binds_at_its_bound(
+    api: Api, document: str, limit: int, field: str
+) -> None:
+    await api.create_player("ann")
+    await api.create_board("b")
+    await api.submit("ann", "b", 1)
+    admitted = await api.raw(document.format(limit))
+    assert "errors" not in admitted, admitted
+    refused = await api.raw(document.format(limit + 1))
+    assert [e["extensions"] for e in refused["errors"]] == [
+        {"code": "INVALID_ARGUMENT", "field": field}
+    ], refused
+
+
+async def test_the_id_list_limit_binds_at_its_bound(api: Api) -> None:
+    """100 ids written in the document (within the token limit) are read; 101 are refused."""
+    ids = [f"p{i}" for i in range(101)]
+    admitted = await api.raw(_IDS.format(", ".join(f'"{i}"' for i in ids[:100])))
+    assert admitted["data"] == {"players": [None] * 100}, admitted
+    refused = await api.raw(_IDS.format(", ".join(f'"{i}"' for i in ids)))
+    assert [e["extensions"] for e in refused["errors"]] == [
+        {"code": "INVALID_ARGUMENT", "field": "ids"}
+    ], refused
 
 
 @pytest.mark.parametrize("first", [10_000, 101, -1])

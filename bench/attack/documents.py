@@ -1,5 +1,5 @@
 """The costliest documents an anonymous caller may send: each as close to the cost limit as its
-shape allows, and valid under the strictest document limits the service may have.
+shape allows, and valid under the service's document limits.
 
 Every document fans out from one list to reads of each of its items (a player's scores, its
 sessions, its rank on another board, its best score on a third), with its list as long as the
@@ -8,9 +8,10 @@ document's cost with :func:`gql.cost_walk.document_cost` against the real schema
 stay the costliest the service admits when its cost table changes. Id lists travel in the
 variables, which the token and character limits do not count.
 
-The strictest limits are :data:`MAX_TOKENS` tokens and :data:`MAX_CHARACTERS` characters, a
-depth of :data:`gql.schema.MAX_DEPTH` and :data:`gql.schema.MAX_ALIASES` aliases:
-:func:`check` asserts all of them, and validity against the schema.
+The limits are :data:`gql.validation.MAX_TOKENS` tokens and
+:data:`gql.validation.MAX_CHARACTERS` characters, a depth of :data:`gql.schema.MAX_DEPTH` and
+:data:`gql.schema.MAX_ALIASES` aliases: :func:`check` asserts all of them, and validity against
+the schema.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gql.cost_model import MAX_COST
 from gql.cost_walk import document_cost
 from gql.limits import measure_operations
 from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
+from gql.validation import MAX_CHARACTERS, MAX_TOKENS
 
 __all__ = [
     "ATTACKS",
@@ -39,10 +41,6 @@ __all__ = [
     "token_count",
 ]
 
-MAX_TOKENS = 250
-"""The fewest tokens a document may be limited to."""
-MAX_CHARACTERS = 4096
-"""The fewest characters a document may be limited to."""
 NEAR_LIMIT = 0.95
 """Each document costs at least this share of MAX_COST."""
 MAX_LIST = 100

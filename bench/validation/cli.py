@@ -1,19 +1,25 @@
-"""``python -m bench.validation [--runs N] [--out bench/results]``: what parsing and validating
-the worst documents the limits allow costs, and what refusing the ones they do not allow costs.
+"""``python -m bench.validation [--runs N] [--out bench/results] [--before FILE]``: what parsing
+and validating the worst documents the limits allow costs, and what refusing the ones they do
+not allow costs.
 
-Each document is checked ``--runs`` times without the cache (a cold check: parse, structural
-limits, then the specification's rules, as :func:`gql.validation.check_document` does for a
-document not seen before), then once more through a warm cache. For comparison, the document
-of 4,000 ``__typename`` tokens is also validated the way the service once did (the parser's
-token limit of 4,000 and every specified rule, no structural limits).
+Each document (:mod:`bench.validation.documents`, built from the limits) is checked ``--runs``
+times without the cache (a cold check: parse, structural limits, then the specification's
+rules, as :func:`gql.validation.check_document` does for a document not seen before), then once
+more through a warm cache. For comparison, the document of 4,000 ``__typename`` tokens is also
+validated the way the service once did (the parser's token limit of 4,000 and every specified
+rule, no structural limits).
 
-Prints a Markdown table and writes ``validation.json`` and ``validation.md`` to ``--out``; the
-exit status is 1 when an allowed document's cold p50 is over :data:`TARGET_P50_MS`.
+Prints a Markdown table and writes ``validation.json`` and ``validation.md`` to ``--out``. With
+``--before`` (by default ``validation-before.json`` in ``--out``, when there is one), the report
+also shows that earlier run's table, under its own limits: the numbers before a change of the
+limits, next to the numbers after it. The exit status is 1 when an allowed document's cold p50
+is over :data:`TARGET_P50_MS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -38,6 +44,7 @@ from gql.validation import (
     MAX_DEPTH,
     MAX_ERRORS,
     MAX_FRAGMENTS,
+    MAX_MERGE_WORK,
     MAX_OPERATIONS,
     MAX_SAME_NAME,
     MAX_SPREADS,
@@ -46,7 +53,7 @@ from gql.validation import (
     check_document,
 )
 
-__all__ = ["TARGET_P50_MS", "DocumentTiming", "main"]
+__all__ = ["TARGET_P50_MS", "DocumentTiming", "EarlierRun", "limits", "main", "markdown"]
 
 TARGET_P50_MS = 5.0
 """Target: the cold check of every allowed document at most this, p50."""
@@ -99,7 +106,7 @@ def measure(name: str, query: str, runs: int) -> DocumentTiming:
     )
 
 
-def measure_before(runs: int) -> DocumentTiming:
+def measure_unlimited(runs: int) -> DocumentTiming:
     """The 4,000-token document as the service once validated it: every rule, no limits."""
     graphql_schema = GRAPHQL_SCHEMA
     query = "{ " + "__typename " * 3998 + "}"
@@ -109,7 +116,7 @@ def measure_before(runs: int) -> DocumentTiming:
 
     cold = _times(check, runs)
     return DocumentTiming(
-        name="before: 4,000 __typename tokens, parsed and validated by every rule",
+        name="without limits: 4,000 __typename tokens, parsed and validated by every rule",
         characters=len(query),
         tokens=token_count(query),
         outcome="valid",
@@ -121,26 +128,40 @@ def measure_before(runs: int) -> DocumentTiming:
     )
 
 
-def markdown(timings: Sequence[DocumentTiming], before: DocumentTiming, runs: int) -> str:
-    allowed = [t for t in timings if t.outcome == "valid"]
-    worst = max(allowed, key=lambda t: t.cold_p50_ms)
-    met = worst.cold_p50_ms <= TARGET_P50_MS
+def limits() -> dict[str, int]:
+    """The limits the documents were built from and checked against."""
+    return {
+        "characters": MAX_CHARACTERS,
+        "tokens": MAX_TOKENS,
+        "depth": MAX_DEPTH,
+        "aliases": MAX_ALIASES,
+        "operations": MAX_OPERATIONS,
+        "fragments": MAX_FRAGMENTS,
+        "spreads": MAX_SPREADS,
+        "same_name": MAX_SAME_NAME,
+        "merge_work": MAX_MERGE_WORK,
+        "errors": MAX_ERRORS,
+    }
+
+
+def _limits_line(limits: dict[str, int]) -> str:
+    merge = limits.get("merge_work")
+    return (
+        f"{limits['characters']} characters, {limits['tokens']} tokens, depth"
+        f" {limits['depth']}, {limits['aliases']} aliases, {limits['operations']} operations,"
+        f" {limits['fragments']} fragments, {limits['spreads']} spreads and"
+        f" {limits['same_name']} same-named fields per selection set"
+        + (f", {merge} units of merge checks" if merge else "")
+        + f", {limits['errors']} errors"
+    )
+
+
+def _worst_allowed(timings: Sequence[DocumentTiming]) -> DocumentTiming:
+    return max((t for t in timings if t.outcome == "valid"), key=lambda t: t.cold_p50_ms)
+
+
+def _table(timings: Sequence[DocumentTiming]) -> list[str]:
     lines = [
-        "# Validation cost of the worst documents",
-        "",
-        f"- Machine: {os.cpu_count()} cores ({platform.platform()}), Python"
-        f" {platform.python_version()}; shared with other work, so the tails are noisy",
-        f"- Limits: {MAX_CHARACTERS} characters, {MAX_TOKENS} tokens, depth {MAX_DEPTH},"
-        f" {MAX_ALIASES} aliases, {MAX_OPERATIONS} operations, {MAX_FRAGMENTS} fragments,"
-        f" {MAX_SPREADS} spreads and {MAX_SAME_NAME} same-named fields per selection set,"
-        f" {MAX_ERRORS} errors",
-        f"- Each document checked {runs} times cold (parse, limits, rules), then through a"
-        " warm cache",
-        f"- Worst allowed document: {worst.name}, cold p50 {worst.cold_p50_ms:.2f} ms:"
-        f" {'met' if met else 'NOT met'} (target: at most {TARGET_P50_MS:g} ms)",
-        f"- Before (no structural limits, 4,000 tokens): {before.cold_p50_ms:.1f} ms p50,"
-        f" {before.cold_p99_ms:.1f} ms p99 for {before.tokens} tokens of `__typename`",
-        "",
         "| document | chars | tokens | outcome | cold p50 ms | cold p99 ms | cached p50 µs |",
         "|---|--:|--:|---|--:|--:|--:|",
     ]
@@ -152,6 +173,77 @@ def markdown(timings: Sequence[DocumentTiming], before: DocumentTiming, runs: in
             f"| {t.name} | {t.characters} | {t.tokens} | {outcome} | {t.cold_p50_ms:.2f} |"
             f" {t.cold_p99_ms:.2f} | {t.cached_p50_us:.1f} |"
         )
+    return lines
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    """A run saved before a change of the limits: its limits, its machine's load and its
+    documents."""
+
+    limits: dict[str, int]
+    load: str
+    code: str
+    """Which code it measured (a commit)."""
+    timings: list[DocumentTiming]
+
+    @classmethod
+    def read(cls, path: Path) -> EarlierRun:
+        saved = json.loads(path.read_text())
+        return cls(
+            limits=saved["limits"],
+            load=saved.get("load", "not recorded"),
+            code=saved.get("code", "not recorded"),
+            timings=[DocumentTiming(**t) for t in saved["documents"]],
+        )
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+def markdown(
+    timings: Sequence[DocumentTiming],
+    unlimited: DocumentTiming,
+    runs: int,
+    load: str,
+    before: EarlierRun | None = None,
+) -> str:
+    worst = _worst_allowed(timings)
+    met = worst.cold_p50_ms <= TARGET_P50_MS
+    lines = [
+        "# Validation cost of the worst documents",
+        "",
+        f"- Machine: {os.cpu_count()} cores ({platform.platform()}), Python"
+        f" {platform.python_version()}; shared with other work, so the tails are noisy (load"
+        f" average 1 / 5 / 15 min at the start: {load})",
+        f"- Limits: {_limits_line(limits())}",
+        f"- Each document checked {runs} times cold (parse, limits, rules), then through a"
+        " warm cache",
+        f"- Worst allowed document: {worst.name}, cold p50 {worst.cold_p50_ms:.2f} ms:"
+        f" {'met' if met else 'NOT met'} (target: at most {TARGET_P50_MS:g} ms)",
+        f"- Without limits (4,000 tokens, every rule, as the service once validated):"
+        f" {unlimited.cold_p50_ms:.1f} ms p50, {unlimited.cold_p99_ms:.1f} ms p99 for"
+        f" {unlimited.tokens} tokens of `__typename`",
+    ]
+    if before is not None:
+        earlier = _worst_allowed(before.timings)
+        lines.append(
+            f"- Before (the saved run under the earlier limits, below): worst allowed"
+            f" document {earlier.name}, cold p50 {earlier.cold_p50_ms:.2f} ms"
+        )
+    lines += ["", "## After: this run", "", *_table(timings)]
+    if before is not None:
+        lines += [
+            "",
+            "## Before: the saved run, under the earlier limits",
+            "",
+            f"- Code: {before.code}; load average at the start: {before.load}",
+            f"- Limits: {_limits_line(before.limits)}",
+            "",
+            *_table(before.timings),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -159,18 +251,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.validation", description=__doc__)
     parser.add_argument("--runs", type=int, default=200, help="cold checks per document")
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="validation.json of an earlier run, shown as 'before' (default: the"
+        " validation-before.json in --out, if there is one)",
+    )
     options = parser.parse_args(argv)
+    before_path = options.before or options.out / "validation-before.json"
+    before = EarlierRun.read(before_path) if before_path.exists() else None
+    load = _load()
     timings = []
     for name, query in worst_documents():
         log(f"validation: {name}")
         timings.append(measure(name, query, options.runs))
-    before = measure_before(max(5, options.runs // 20))
-    report = markdown(timings, before, options.runs)
+    unlimited = measure_unlimited(max(5, options.runs // 20))
+    report = markdown(timings, unlimited, options.runs, load, before)
     document: dict[str, Any] = {
         "runs": options.runs,
         "target_p50_ms": TARGET_P50_MS,
+        "limits": limits(),
+        "load": load,
         "documents": [asdict(t) for t in timings],
-        "before": asdict(before),
+        "unlimited": asdict(unlimited),
     }
     save_results(options.out, "validation", document, report)
     print(report, flush=True)

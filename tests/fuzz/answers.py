@@ -44,7 +44,21 @@ LEAKS = (
     "site-packages",
 )
 USER_ERROR_CODES = frozenset(code.value for code in ErrorCode)
-PRE_EXECUTION = frozenset({"BAD_USER_INPUT", "GRAPHQL_VALIDATION_FAILED"})
+DOCUMENT_LIMITS = frozenset(
+    {
+        "CHARACTER_LIMIT_EXCEEDED",
+        "TOKEN_LIMIT_EXCEEDED",
+        "DEPTH_LIMIT_EXCEEDED",
+        "ALIAS_LIMIT_EXCEEDED",
+        "OPERATION_LIMIT_EXCEEDED",
+        "FRAGMENT_LIMIT_EXCEEDED",
+        "SPREAD_LIMIT_EXCEEDED",
+        "SAME_NAME_LIMIT_EXCEEDED",
+        "MERGE_LIMIT_EXCEEDED",
+    }
+)
+"""The codes of a document refused by one of its limits."""
+PRE_EXECUTION = frozenset({"BAD_USER_INPUT", "GRAPHQL_VALIDATION_FAILED"}) | DOCUMENT_LIMITS
 GRAPHQL_CODES = USER_ERROR_CODES | PRE_EXECUTION
 JSON_TYPES = frozenset({"application/json", "application/graphql-response+json"})
 SHORT_BODY = 2048
