@@ -11,7 +11,8 @@ import pytest
 from graphql import get_introspection_query, parse
 
 from bench.validation.documents import FRONTEND, aliased_boards, nested, nested_repeats
-from gql.cost import MAX_COST, document_cost
+from gql.cost_model import MAX_COST
+from gql.cost_walk import document_cost
 from gql.rules import MergeWorkExceeded, run_rules
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import (
