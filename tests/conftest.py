@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -32,6 +34,29 @@ from tests.fault_proxy import FaultProxy
 
 API_KEYS = ("test-key-current", "test-key-next")
 ADMIN_KEYS = ("test-admin-key",)
+RUNS = Path(__file__).resolve().parent.parent / ".pytest-tmp"
+"""Where each run of the suite keeps its temporary files, a folder per run."""
+_OWN_TEMP = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Each run of the suite keeps its temporary files to itself: a folder of its own in
+    .pytest-tmp/ of the clone (the xdist workers' folders inside it), unless --basetemp names
+    one. pytest's own numbered folders in the system's temporary folder are shared by every
+    run of the same user, and a run's clean-up of them meets the folders of runs still going.
+    The folder is removed when the run passes, kept for a look when it fails."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        RUNS.mkdir(exist_ok=True)
+        own = Path(tempfile.mkdtemp(prefix="run-", dir=RUNS))
+        config.option.basetemp = str(own)
+        config.stash[_OWN_TEMP] = own
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    own = session.config.stash.get(_OWN_TEMP, None)
+    if own is not None and exitstatus == 0:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -41,8 +66,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_endpoint() -> Iterator[str]:
-    with EmbeddedDynamoDB(default_cache_dir()) as local:
+def dynamodb_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Its log in this run's folder: the download cache may be shared with other runs.
+    logs = tmp_path_factory.mktemp("dynamodb-local")
+    with EmbeddedDynamoDB(default_cache_dir(), log_dir=logs) as local:
         yield local.endpoint_url
 
 

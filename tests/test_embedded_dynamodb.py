@@ -104,8 +104,19 @@ def test_home_holds_the_jar_and_native_libraries(cache_dir: Path) -> None:
     assert any((home / "DynamoDBLocal_lib").glob("libsqlite4java-linux-*.so"))
 
 
-async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path) -> None:
-    server = EmbeddedDynamoDB(cache_dir)
+def test_its_log_is_in_the_log_dir_else_the_data_dir_else_the_cache(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    logs, data = tmp_path / "logs", tmp_path / "data"
+    name = "dynamodb-local.log"
+    assert EmbeddedDynamoDB(cache_dir, data_dir=data, log_dir=logs).log_path == logs / name
+    assert EmbeddedDynamoDB(cache_dir, data_dir=data).log_path == data / name
+    assert EmbeddedDynamoDB(cache_dir).log_path == cache_dir.absolute() / name
+
+
+async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path, tmp_path: Path) -> None:
+    # Its log in this test's folder: the download cache may be shared with other runs.
+    server = EmbeddedDynamoDB(cache_dir, log_dir=tmp_path)
     await asyncio.to_thread(server.start)
     try:
         assert server.running
