@@ -21,6 +21,7 @@ from leaderboard.embedded_dynamodb import (
     EmbeddedDynamoDBError,
     dynamodb_local_home,
 )
+from tests.ports import reserved_port
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -192,14 +193,12 @@ def test_context_manager_starts_and_stops(cache_dir: Path) -> None:
 
 
 def test_explicit_port_is_used(cache_dir: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = EmbeddedDynamoDB(cache_dir, port=port)
-    assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
-    with server:
-        assert accepts_connections(port)
-    assert not accepts_connections(port)
+    with reserved_port() as port:
+        server = EmbeddedDynamoDB(cache_dir, port=port)
+        assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
+        with server:
+            assert accepts_connections(port)
+        assert not accepts_connections(port)
 
 
 def test_endpoint_url_before_start_needs_a_port(cache_dir: Path) -> None:

@@ -10,7 +10,6 @@ import io
 import logging
 import math
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -30,6 +29,7 @@ from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
 from leaderboard.metrics import MAX_OPERATIONS, OTHER, Metrics, process_exited
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, Table, _serve
+from tests.ports import reserved_port
 
 Labels = tuple[tuple[str, str], ...]
 Samples = dict[tuple[str, Labels], float]
@@ -299,36 +299,30 @@ async def test_a_throttled_caller_is_counted_as_throttled(settings: Settings) ->
         assert counted[("http", "Page", "THROTTLED")] == 2
 
 
-def _unused_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 async def test_an_unreachable_table_is_counted_and_opens_the_circuit(settings: Settings) -> None:
     # Time enough for every call's retries to end in a failure that counts against the
     # circuit, however slow the machine (running out of time does not count).
     limits = replace(settings.limits, request_deadline=60.0)
-    gone = replace(settings, endpoint_url=f"http://127.0.0.1:{_unused_port()}", limits=limits)
-    app = create_app(gone, credentials=LOCAL_CREDENTIALS)
-    async with TestClient(TestServer(app)) as http:
-        profile = 'query Profile { player(id: "ann") { name } }'
+    with reserved_port() as port:  # nothing listens there, and nothing else can
+        gone = replace(settings, endpoint_url=f"http://127.0.0.1:{port}", limits=limits)
+        async with TestClient(TestServer(create_app(gone, credentials=LOCAL_CREDENTIALS))) as http:
+            profile = 'query Profile { player(id: "ann") { name } }'
 
-        async def ask() -> str:
-            response = await http.post("/graphql", json={"query": profile}, headers=KEYED)
-            body = await response.json()
-            code: str = body["errors"][0]["extensions"]["code"]
-            return code
+            async def ask() -> str:
+                response = await http.post("/graphql", json={"query": profile}, headers=KEYED)
+                body = await response.json()
+                code: str = body["errors"][0]["extensions"]["code"]
+                return code
 
-        # Five failures in a row open the circuit; the next request is refused at once.
-        assert await asyncio.gather(*(ask() for _ in range(5))) == ["BACKEND_UNAVAILABLE"] * 5
-        assert await ask() == "BACKEND_UNAVAILABLE"
-        samples = await scrape(http)
-        assert value(samples, "leaderboard_circuit_open") == 1
-        assert requests(samples) == {("http", "Profile", "BACKEND_UNAVAILABLE"): 6}
-        calls = by_label(samples, "leaderboard_dynamodb_calls_total", "operation")
-        assert {op: int(n) for (op,), n in calls.items()} == http.app[CALLS].snapshot()
+            # Five failures in a row open the circuit; the next request is refused at once.
+            failed = await asyncio.gather(*(ask() for _ in range(5)))
+            assert failed == ["BACKEND_UNAVAILABLE"] * 5
+            assert await ask() == "BACKEND_UNAVAILABLE"
+            samples = await scrape(http)
+            assert value(samples, "leaderboard_circuit_open") == 1
+            assert requests(samples) == {("http", "Profile", "BACKEND_UNAVAILABLE"): 6}
+            calls = by_label(samples, "leaderboard_dynamodb_calls_total", "operation")
+            assert {op: int(n) for (op,), n in calls.items()} == http.app[CALLS].snapshot()
 
 
 async def test_distinct_operation_names_are_capped(api: Api) -> None:
@@ -442,12 +436,13 @@ async def test_the_rank_index_lag_is_read_at_each_scrape(indexed: Indexed) -> No
 
 
 async def test_an_unreachable_rank_index_leaves_its_lag_unknown(settings: Settings) -> None:
-    nowhere = replace(settings, redis_url=f"redis://127.0.0.1:{_unused_port()}/0")
-    async with _serve(nowhere, None) as api:
-        samples = await scrape(api.http)
-        assert math.isnan(value(samples, "leaderboard_rank_index_lag_seconds"))
-        assert value(samples, "leaderboard_rank_index_in_sync") == 0
-        assert value(samples, "leaderboard_circuit_open") == 0
+    with reserved_port() as port:  # nothing listens there, and nothing else can
+        nowhere = replace(settings, redis_url=f"redis://127.0.0.1:{port}/0")
+        async with _serve(nowhere, None) as api:
+            samples = await scrape(api.http)
+            assert math.isnan(value(samples, "leaderboard_rank_index_lag_seconds"))
+            assert value(samples, "leaderboard_rank_index_in_sync") == 0
+            assert value(samples, "leaderboard_circuit_open") == 0
 
 
 Worker = tuple[asyncio.subprocess.Process, str]
