@@ -99,11 +99,13 @@ def create_app(
     prepare: Prepare | None = None,
     credentials: tuple[str, str] | None = None,
     clock: Callable[[], datetime] = now,
+    monotonic: Callable[[], float] = time.monotonic,
     project_ranks: bool = False,
 ) -> web.Application:
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
-    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now".
+    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now";
+    ``monotonic`` (seconds) paces the anonymous allowances' refill and the circuit's cooldown.
     With ``settings.redis_url`` the rank index answers ranks; ``project_ranks`` also runs
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     limits = settings.limits
@@ -125,7 +127,7 @@ def create_app(
             client = db.client
             app[DB] = db
             app[CALLS] = CallCounter(client, on_call=metrics.dynamodb_call)
-            app[BREAKER] = CircuitBreaker(on_change=metrics.circuit)
+            app[BREAKER] = CircuitBreaker(clock=monotonic, on_change=metrics.circuit)
             app[BREAKER].attach(client)
             outcomes.attach(client)
             if prepare is not None:
@@ -158,6 +160,7 @@ def create_app(
             rate=limits.anonymous_cost_per_second,
             burst=limits.anonymous_cost_burst,
             tracked=limits.tracked_clients,
+            clock=monotonic,
         ),
         trusted_proxy_hops=limits.trusted_proxy_hops,
         sockets=Sockets(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -74,16 +75,33 @@ def dynamodb_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
 
 class Clock:
-    """The app's clock in tests: real time unless set to an instant."""
+    """The app's clocks in tests. Its "now" (calling it): real time unless set to an instant.
+    Its monotonic seconds (:meth:`monotonic`, which pace the anonymous allowances' refill and
+    the circuit's cooldown): real time until held; a held clock moves only when advanced."""
 
     def __init__(self) -> None:
         self.frozen: datetime | None = None
+        self.held: float | None = None
 
     def __call__(self) -> datetime:
         return self.frozen if self.frozen is not None else now()
 
     def set(self, at: datetime | str) -> None:
         self.frozen = datetime.fromisoformat(at) if isinstance(at, str) else at
+
+    def monotonic(self) -> float:
+        return self.held if self.held is not None else time.monotonic()
+
+    def hold(self) -> None:
+        """Stop the monotonic clock where it is."""
+        if self.held is None:
+            self.held = time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        """Move the monotonic clock on by ``seconds``, and hold it there."""
+        self.hold()
+        assert self.held is not None
+        self.held += seconds
 
 
 @dataclass
@@ -232,6 +250,7 @@ async def _serve(
         prepare=_create,
         credentials=LOCAL_CREDENTIALS,
         clock=clock,
+        monotonic=clock.monotonic,
         project_ranks=project_ranks,
     )
     async with TestClient(TestServer(app)) as http:
@@ -303,13 +322,22 @@ class Indexed:
         return records
 
 
+UNBOUNDED_LAG_MS = 1 << 62
+"""A bound on the index's lag that no wait passes."""
+
+
 @pytest.fixture
 async def indexed(
     settings: Settings, graphiql_assets: Path, redis_url: str
 ) -> AsyncIterator[Indexed]:
+    """A service with a rank index whose projector the test drives (``projector.drain()``):
+    the index answers once a drain has caught up with the stream, however long ago by the
+    wall clock (the service's bound on its projector's lag, 5 s, would turn a drained index
+    stale while a loaded machine runs the test's next requests). Tests of that bound set it."""
     with_index = replace(settings, redis_url=redis_url)
     async with _serve(with_index, graphiql_assets) as served:
         index = served.http.app[RANK_INDEX]
+        index.max_lag_ms = UNBOUNDED_LAG_MS
         async with open_stream(settings, LOCAL_CREDENTIALS, served.db) as stream:
             yield Indexed(served, index, Projector(stream, index), stream)
 
