@@ -105,7 +105,9 @@ def create_app(
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
     AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now";
-    ``monotonic`` (seconds) paces the anonymous allowances' refill and the circuit's cooldown.
+    ``monotonic`` (seconds) measures its intervals: the anonymous allowances' refill, the
+    circuit's cooldown, the age of shared reads and of cached answers, the window in which
+    its own writes are read consistently, a watched board's quiet before a refresh.
     With ``settings.redis_url`` the rank index answers ranks; ``project_ranks`` also runs
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     limits = settings.limits
@@ -113,12 +115,13 @@ def create_app(
     add_security_headers(app)
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys, settings.admin_keys)
-    app[BROKER] = Broker()
+    app[BROKER] = Broker(clock=monotonic)
     metrics = Metrics(rank_index=bool(settings.redis_url))
     if settings.cache_bytes > 0:
         app[RESPONSES] = ResponseCache(
             settings.cache_bytes,
             max_age=settings.cache_max_seconds,
+            clock=monotonic,
             recorder=metrics.response_cache,
         )
 
