@@ -263,6 +263,10 @@ async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
         yield served
 
 
+WAIT = 30.0
+"""Seconds a test waits for a message, an answer or a count it expects before it fails: only
+a guard against a hang, generous for a loaded machine."""
+
 PATIENT = Limits(request_deadline=60.0, queue_timeout=50.0, dynamodb_read_timeout=20.0)
 """The tests' limits: the service's defaults, but a minute for each request and its wait for a
 place or in a player's queue, and 20 s for an answer from DynamoDB Local. The tests check

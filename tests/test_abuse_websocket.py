@@ -22,7 +22,7 @@ from aiohttp import ClientWebSocketResponse, WSMsgType, WSServerHandshakeError
 from gql.view import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
-from tests.conftest import API_KEYS, Api, _serve
+from tests.conftest import API_KEYS, WAIT, Api, _serve
 from tests.fault_proxy import Fault, FaultProxy, Rule
 
 PROTOCOL = ("graphql-transport-ws",)
@@ -41,9 +41,6 @@ COSTLY = (
     + (' } c: leaderboard(id: "b") { ' + ENTRIES + " } }")
 )
 """Within the document limits, over the cost limit (3 x 402 points)."""
-WAIT = 30.0
-"""Seconds a test waits for a message or a count of the server's before it fails: only a
-guard against a hang, generous for a loaded machine."""
 
 
 @asynccontextmanager

@@ -28,7 +28,7 @@ from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
 from leaderboard.config import Settings
 from leaderboard.metrics import MAX_OPERATIONS, OTHER, Metrics, process_exited
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, Table, _serve
+from tests.conftest import ADMIN_KEYS, API_KEYS, WAIT, Api, Indexed, Table, _serve
 from tests.ports import reserved_port
 
 Labels = tuple[tuple[str, str], ...]
@@ -181,7 +181,8 @@ async def test_bodies_refused_by_http_status_are_counted_by_it(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="leaderboard.access")
-    limits = replace(settings.limits, body_timeout=0.5)
+    # Short enough to wait for; long past the abort, which comes 0.2 s after the body starts.
+    limits = replace(settings.limits, body_timeout=2.0)
     async with _serve(replace(settings, limits=limits), None) as api:
         oversized = await api.http.post(
             "/graphql",
@@ -220,18 +221,18 @@ async def test_bodies_refused_by_http_status_are_counted_by_it(
 async def _socket(api: Api) -> AsyncIterator[ClientWebSocketResponse]:
     async with api.http.ws_connect("/graphql", protocols=("graphql-transport-ws",)) as ws:
         await ws.send_json({"type": "connection_init"})
-        assert (await ws.receive_json(timeout=5))["type"] == "connection_ack"
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "connection_ack"
         yield ws
 
 
 async def _subscribe(ws: ClientWebSocketResponse, id_: str, query: str) -> dict[str, Any]:
     await ws.send_json({"id": id_, "type": "subscribe", "payload": {"query": query}})
-    message: dict[str, Any] = await ws.receive_json(timeout=5)
+    message: dict[str, Any] = await ws.receive_json(timeout=WAIT)
     assert message["id"] == id_, message
     return message
 
 
-async def _eventually(api: Api, check: Callable[[Samples], bool], seconds: float = 10.0) -> Samples:
+async def _eventually(api: Api, check: Callable[[Samples], bool], seconds: float = WAIT) -> Samples:
     """The first scrape within ``seconds`` that passes ``check``."""
     async with asyncio.timeout(seconds):
         while True:
@@ -247,7 +248,7 @@ async def test_websocket_operations_sockets_and_subscriptions(api: Api) -> None:
         watch = 'subscription Watch { leaderboardChanged(leaderboardId: "b") { leaderboardId } }'
         assert (await _subscribe(ws, "1", watch))["type"] == "next"
         assert (await _subscribe(ws, "2", "query Over { __typename }"))["type"] == "next"
-        assert (await ws.receive_json(timeout=5))["type"] == "complete"
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "complete"
         lost = 'subscription Lost { leaderboardChanged(leaderboardId: "no") { leaderboardId } }'
         refused = await _subscribe(ws, "3", lost)
         errors = refused["payload"]["errors"] if refused["type"] == "next" else refused["payload"]
