@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.ports import reserved_port
+from leaderboard.child_server import reserved_port
 
 __all__ = ["running", "serving"]
 
@@ -53,7 +53,7 @@ def serving(
     block) until ``/healthz`` answers 200, at most ``within`` seconds; yields its base URL
     and its output file."""
     with (
-        reserved_port() as port,
+        reserved_port("127.0.0.1") as port,
         running([*command, "--port", str(port)], cwd, env, f"serve-{port}") as (process, output),
     ):
         base = f"http://127.0.0.1:{port}"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from gql.view import RANK_INDEX
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings
 from leaderboard.embedded_redis import EmbeddedRedis
 from tests.conftest import Api, Indexed, _serve
-from tests.ports import reserved_port
 
 RANKS = """query { leaderboard(id: "b") {
     topScores(first: 10) { edges { node { rank score player { id } } } }
@@ -99,7 +99,7 @@ async def test_a_full_connection_pool_falls_back_to_count(
 async def test_a_refused_connection_falls_back_to_count(
     settings: Settings, graphiql_assets: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with reserved_port() as closed_port:  # nothing listens there, and nothing else can
+    with reserved_port("127.0.0.1") as closed_port:  # nothing listens there, and nothing else can
         unreachable = replace(settings, redis_url=f"redis://127.0.0.1:{closed_port}/0")
         async with _serve(unreachable, graphiql_assets) as api:
             await _fill(api)

@@ -16,12 +16,12 @@ import aioboto3
 import pytest
 
 from leaderboard.backend import streams_endpoint
+from leaderboard.child_server import reserved_port
 from leaderboard.embedded_dynamodb import (
     EmbeddedDynamoDB,
     EmbeddedDynamoDBError,
     dynamodb_local_home,
 )
-from tests.ports import reserved_port
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -193,7 +193,7 @@ def test_context_manager_starts_and_stops(cache_dir: Path) -> None:
 
 
 def test_explicit_port_is_used(cache_dir: Path) -> None:
-    with reserved_port() as port:
+    with reserved_port("127.0.0.1") as port:
         server = EmbeddedDynamoDB(cache_dir, port=port)
         assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
         with server:

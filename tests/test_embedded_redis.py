@@ -14,8 +14,8 @@ import pytest
 import redis.asyncio
 
 from leaderboard import embedded_redis
+from leaderboard.child_server import reserved_port
 from leaderboard.embedded_redis import EmbeddedRedis, EmbeddedRedisError, redis_server_binary
-from tests.ports import reserved_port
 
 __all__: list[str] = []
 
@@ -85,7 +85,7 @@ async def test_server_answers_redis_py_and_stops() -> None:
 
 
 def test_context_manager_and_explicit_port(tmp_path: Path) -> None:
-    with reserved_port() as port:
+    with reserved_port("127.0.0.1") as port:
         server = EmbeddedRedis(port=port, log_dir=tmp_path / "logs")
         assert server.url == f"redis://127.0.0.1:{port}/0"  # known before start
         with server:

@@ -19,10 +19,10 @@ import pytest
 from dynamo import ranks
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
 from dynamo.scores import SCORE, ScoreItem
+from leaderboard.child_server import reserved_port
 from rankindex import lambda_handler
 from rankindex.index import RankIndex
 from tests.conftest import Indexed
-from tests.ports import reserved_port
 from tests.scan import scan_items
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +155,7 @@ async def test_a_batch_redis_refuses_is_reported_from_its_first_record(
     assert len(records) >= 3
     namespace = f"{indexed.index.namespace}-refused"
     monkeypatch.setenv("LEADERBOARD_TABLE", namespace)
-    with reserved_port() as closed_port:  # nothing listens there, and nothing else can
+    with reserved_port("127.0.0.1") as closed_port:  # nothing listens there, and nothing else can
         monkeypatch.setenv("LEADERBOARD_REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
         answer = await lambda_handler.handle_batch({"Records": records})
 

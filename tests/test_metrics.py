@@ -26,10 +26,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from dynamo.resilience import CircuitBreaker
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings
 from leaderboard.metrics import MAX_OPERATIONS, OTHER, Metrics, process_exited
 from tests.conftest import ADMIN_KEYS, API_KEYS, WAIT, Api, Indexed, Table, _serve
-from tests.ports import reserved_port
 
 Labels = tuple[tuple[str, str], ...]
 Samples = dict[tuple[str, Labels], float]
@@ -304,7 +304,7 @@ async def test_an_unreachable_table_is_counted_and_opens_the_circuit(settings: S
     # Time enough for every call's retries to end in a failure that counts against the
     # circuit, however slow the machine (running out of time does not count).
     limits = replace(settings.limits, request_deadline=60.0)
-    with reserved_port() as port:  # nothing listens there, and nothing else can
+    with reserved_port("127.0.0.1") as port:  # nothing listens there, and nothing else can
         gone = replace(settings, endpoint_url=f"http://127.0.0.1:{port}", limits=limits)
         async with TestClient(TestServer(create_app(gone, credentials=LOCAL_CREDENTIALS))) as http:
             profile = 'query Profile { player(id: "ann") { name } }'
@@ -437,7 +437,7 @@ async def test_the_rank_index_lag_is_read_at_each_scrape(indexed: Indexed) -> No
 
 
 async def test_an_unreachable_rank_index_leaves_its_lag_unknown(settings: Settings) -> None:
-    with reserved_port() as port:  # nothing listens there, and nothing else can
+    with reserved_port("127.0.0.1") as port:  # nothing listens there, and nothing else can
         nowhere = replace(settings, redis_url=f"redis://127.0.0.1:{port}/0")
         async with _serve(nowhere, None) as api:
             samples = await scrape(api.http)

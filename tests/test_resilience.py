@@ -22,10 +22,10 @@ from dynamo.resilience import CircuitBreaker
 from dynamo.sessions import SESSION
 from leaderboard.app import BREAKER
 from leaderboard.backend import LOCAL_CREDENTIALS
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from tests.conftest import API_KEYS, Api, _serve
-from tests.ports import reserved_port
 from tests.scan import scan_items
 
 
@@ -81,7 +81,7 @@ class Fragile:
 async def fragile(settings: Settings, tmp_path: Path) -> AsyncIterator[Fragile]:
     # A fixed port, held for the test: the restarted server must be where the service
     # expects it, and no other process may take the port while the server is down.
-    with reserved_port() as port:
+    with reserved_port("127.0.0.1") as port:
         local = EmbeddedDynamoDB(default_cache_dir(), data_dir=tmp_path / "ddb", port=port)
         local.start()
         try:

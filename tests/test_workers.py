@@ -29,12 +29,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from dynamo.scores import player_entry
 from dynamo.table import create_table
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.drain import GOING_AWAY, SOCKET_CLOSE_WAIT
 from leaderboard.workers import CLEANUP_MARGIN
 from tests.conftest import ADMIN_KEYS, API_KEYS
 from tests.fault_proxy import Fault, FaultProxy, Rule
-from tests.ports import reserved_port
 
 pytestmark = pytest.mark.slow
 
@@ -106,7 +106,7 @@ async def _serving(
 ) -> AsyncIterator[Served]:
     """`leaderboard serve` with ``options`` until it answers /healthz; stopped (SIGTERM,
     then SIGKILL) if a test leaves it running. Its port is the test's throughout."""
-    with reserved_port() as port:
+    with reserved_port("127.0.0.1") as port:
         served = _start(settings, cwd, port, shutdown_timeout, list(options))
         try:
             async with aiohttp.ClientSession() as http:
