@@ -121,5 +121,5 @@ soak: install redis
 	$(BIN)/python -m soak
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache node_modules examples/generated \
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .pytest-tmp node_modules examples/generated \
 	  build dist leaderboard/graphiql_assets

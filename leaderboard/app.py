@@ -108,11 +108,15 @@ def create_app(
     prepare: Prepare | None = None,
     credentials: tuple[str, str] | None = None,
     clock: Callable[[], datetime] = now,
+    monotonic: Callable[[], float] = time.monotonic,
     project_ranks: bool = False,
 ) -> web.Application:
     """Build the application. ``prepare`` runs once the client exists, before serving (the
     embedded mode creates the table and loads demo data there); ``credentials`` overrides the
-    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now".
+    AWS credential chain (DynamoDB Local accepts any); ``clock`` is the service's "now";
+    ``monotonic`` (seconds) measures its intervals: the anonymous allowances' refill, the
+    circuit's cooldown, the age of shared reads and of cached answers, the window in which
+    its own writes are read consistently, a watched board's quiet before a refresh.
     With ``settings.redis_url`` the rank index answers ranks; ``project_ranks`` also runs
     its projector in this process (the embedded mode; on AWS a Lambda does it)."""
     limits = settings.limits
@@ -120,12 +124,13 @@ def create_app(
     add_security_headers(app)
     app[CLOCK] = clock
     app[API_KEYS] = ApiKeys(settings.api_keys, settings.admin_keys)
-    app[BROKER] = Broker()
+    app[BROKER] = Broker(clock=monotonic)
     metrics = Metrics(rank_index=bool(settings.redis_url))
     if settings.cache_bytes > 0:
         app[RESPONSES] = ResponseCache(
             settings.cache_bytes,
             max_age=settings.cache_max_seconds,
+            clock=monotonic,
             recorder=metrics.response_cache,
         )
     app[ARRIVALS] = Arrivals(app[BROKER], app.get(RESPONSES))
@@ -135,7 +140,7 @@ def create_app(
             client = db.client
             app[DB] = db
             app[CALLS] = CallCounter(client, on_call=metrics.dynamodb_call)
-            app[BREAKER] = CircuitBreaker(on_change=metrics.circuit)
+            app[BREAKER] = CircuitBreaker(clock=monotonic, on_change=metrics.circuit)
             app[BREAKER].attach(client)
             outcomes.attach(client)
             if prepare is not None:
@@ -170,6 +175,7 @@ def create_app(
             rate=limits.anonymous_cost_per_second,
             burst=limits.anonymous_cost_burst,
             tracked=limits.tracked_clients,
+            clock=monotonic,
         ),
         trusted_proxy_hops=limits.trusted_proxy_hops,
         sockets=Sockets(

@@ -17,14 +17,23 @@ import subprocess
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["ChildServer", "ChildServerError", "free_port", "log_tail", "port_is_free", "terminate"]
+__all__ = [
+    "ChildServer",
+    "ChildServerError",
+    "free_port",
+    "log_tail",
+    "port_is_free",
+    "reserved_port",
+    "terminate",
+]
 
 _BIND_FAILURE_ATTEMPTS = 3
 _TAIL_LINES = 30
@@ -49,6 +58,21 @@ def free_port(host: str) -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextmanager
+def reserved_port(host: str) -> Iterator[int]:
+    """A port on ``host`` held for the block, for a server started on it there: a socket bound
+    to it (with SO_REUSEADDR) that never listens keeps every other process off it (no bind,
+    no choice of it as a free or an outgoing port), while the server, which binds with
+    SO_REUSEADDR too (as DynamoDB Local, redis-server, aiohttp and gunicorn do), can listen
+    there. Connections to it are refused while nothing listens. :func:`free_port` leaves a
+    port free until the server binds it, and another process may take it meanwhile."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind((host, 0))
+        port: int = holder.getsockname()[1]
+        yield port
 
 
 def port_is_free(host: str, port: int) -> bool:

@@ -47,7 +47,8 @@ class EmbeddedDynamoDB(ChildServer):
     """One DynamoDB Local server run as a child process.
 
     With ``data_dir`` the tables are kept in ``data_dir`` across restarts; without it they
-    live in memory only. Its log is in ``data_dir``, else in ``cache_dir``.
+    live in memory only. Its log is in ``log_dir`` when given, else in ``data_dir`` when
+    given, else in ``cache_dir``.
     """
 
     name: ClassVar[str] = "DynamoDB Local"
@@ -59,6 +60,7 @@ class EmbeddedDynamoDB(ChildServer):
         cache_dir: Path,
         *,
         data_dir: Path | None = None,
+        log_dir: Path | None = None,
         host: str = "127.0.0.1",
         port: int | None = None,
         startup_timeout: float = 60.0,
@@ -66,6 +68,7 @@ class EmbeddedDynamoDB(ChildServer):
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
         self.cache_dir = cache_dir.absolute()
         self.data_dir = data_dir.absolute() if data_dir is not None else None
+        self.log_dir = log_dir.absolute() if log_dir is not None else None
         self._java = ""
         self._home: Path | None = None
 
@@ -80,7 +83,7 @@ class EmbeddedDynamoDB(ChildServer):
 
     @property
     def log_path(self) -> Path:
-        return (self.data_dir if self.data_dir is not None else self.cache_dir) / _LOG_NAME
+        return (self.log_dir or self.data_dir or self.cache_dir) / _LOG_NAME
 
     def _prepare(self) -> None:
         self._java = _find_java()

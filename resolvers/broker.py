@@ -62,7 +62,7 @@ class Broker:
         self.shared_read_age = shared_read_age
         """Seconds a finished shared read still answers newcomers when no notice came since:
         what changes without a notice (a player's name) is at most that old on a first push."""
-        self.writes = LocalWrites()
+        self.writes = LocalWrites(clock=clock)
         """The boards this process wrote to lately (their subscribers' reads and the answers
         the response cache stores are then read consistently)."""
         self.peers: Peers | None = None
@@ -130,7 +130,7 @@ class Broker:
         generation = self._generation[topic]
         found = reads.get(key)
         if found is None or not found.answers(generation, self.shared_read_age):
-            found = _Read(generation, asyncio.create_task(_run(read)))
+            found = _Read(generation, asyncio.create_task(_run(read)), self.clock)
             reads[key] = found
         result: T = await asyncio.shield(found.task)
         return result
@@ -151,16 +151,20 @@ async def _run(read: Callable[[], Awaitable[T]]) -> T:
 
 
 class _Read:
-    """One shared read: the generation it began in, its task, and when it finished."""
+    """One shared read: the generation it began in, its task, and when it finished (by the
+    broker's clock)."""
 
-    def __init__(self, generation: int, task: asyncio.Task[Any]) -> None:
+    def __init__(
+        self, generation: int, task: asyncio.Task[Any], clock: Callable[[], float]
+    ) -> None:
         self.generation = generation
         self.task = task
+        self.clock = clock
         self.finished: float | None = None
         task.add_done_callback(self._done)
 
     def _done(self, task: asyncio.Task[Any]) -> None:
-        self.finished = asyncio.get_running_loop().time()
+        self.finished = self.clock()
         if not task.cancelled():
             task.exception()  # taken, whether or not anyone was still waiting for it
 
@@ -173,4 +177,4 @@ class _Read:
         task = self.task
         if task.cancelled() or task.exception() is not None:
             return False
-        return asyncio.get_running_loop().time() - self.finished < age
+        return self.clock() - self.finished < age

@@ -26,7 +26,7 @@ from typing import Any
 import soak
 from bench.core.processes import child_process, leaderboard_command, service_env
 from bench.core.stack import ADMIN_KEY
-from leaderboard.child_server import free_port, log_tail
+from leaderboard.child_server import log_tail, reserved_port
 from leaderboard.config import Limits
 
 __all__ = ["Instance", "fleet", "limits_env"]
@@ -109,24 +109,29 @@ def _wait_ready(process: Any, base: str, log_path: Path, workers: int) -> tuple[
 def _instance(
     name: str, endpoint_url: str, env: Mapping[str, str], folder: Path, workers: int
 ) -> Iterator[Instance]:
-    """A rank indexer and ``leaderboard serve --workers <workers>`` on a free loopback port."""
+    """A rank indexer and ``leaderboard serve --workers <workers>`` on a loopback port of its
+    own."""
     folder.mkdir(parents=True)
     metrics = folder / "metrics"
     metrics.mkdir()
     env = {**env, "PROMETHEUS_MULTIPROC_DIR": str(metrics)}
     indexer = [*leaderboard_command(), "rank-indexer", "--endpoint-url", endpoint_url]
-    port = free_port("127.0.0.1")
-    serve = [
-        *leaderboard_command(),
-        *("serve", "--endpoint-url", endpoint_url, "--host", "127.0.0.1"),
-        *("--port", str(port), "--workers", str(workers)),
-    ]
     log_path = folder / "service.log"
     with (
+        reserved_port("127.0.0.1") as port,  # the service's from here on: nobody else's
         child_process(
             indexer, env, folder / "rank-indexer.log", stop_timeout=_STOP_TIMEOUT_SECONDS
         ),
-        child_process(serve, env, log_path, stop_timeout=_STOP_TIMEOUT_SECONDS) as process,
+        child_process(
+            [
+                *leaderboard_command(),
+                *("serve", "--endpoint-url", endpoint_url, "--host", "127.0.0.1"),
+                *("--port", str(port), "--workers", str(workers)),
+            ],
+            env,
+            log_path,
+            stop_timeout=_STOP_TIMEOUT_SECONDS,
+        ) as process,
     ):
         base = f"http://127.0.0.1:{port}"
         pids = _wait_ready(process, base, log_path, workers)

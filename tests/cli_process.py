@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from leaderboard.child_server import free_port
+from leaderboard.child_server import reserved_port
 
 __all__ = ["running", "serving"]
 
@@ -49,11 +49,13 @@ def running(
 def serving(
     command: list[str], cwd: Path, env: dict[str, str], *, within: float
 ) -> Iterator[tuple[str, Path]]:
-    """Run ``command`` (a ``leaderboard serve``) on a free loopback port until ``/healthz``
-    answers 200, at most ``within`` seconds; yields its base URL and its output file."""
-    port = free_port("127.0.0.1")
-    started = running([*command, "--port", str(port)], cwd, env, f"serve-{port}")
-    with started as (process, output):
+    """Run ``command`` (a ``leaderboard serve``) on a loopback port of its own (held for the
+    block) until ``/healthz`` answers 200, at most ``within`` seconds; yields its base URL
+    and its output file."""
+    with (
+        reserved_port("127.0.0.1") as port,
+        running([*command, "--port", str(port)], cwd, env, f"serve-{port}") as (process, output),
+    ):
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + within
         while not _healthy(base):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -34,6 +37,29 @@ from rankindex.projector import Projector
 
 API_KEYS = ("test-key-current", "test-key-next")
 ADMIN_KEYS = ("test-admin-key",)
+RUNS = Path(__file__).resolve().parent.parent / ".pytest-tmp"
+"""Where each run of the suite keeps its temporary files, a folder per run."""
+_OWN_TEMP = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Each run of the suite keeps its temporary files to itself: a folder of its own in
+    .pytest-tmp/ of the clone (the xdist workers' folders inside it), unless --basetemp names
+    one. pytest's own numbered folders in the system's temporary folder are shared by every
+    run of the same user, and a run's clean-up of them meets the folders of runs still going.
+    The folder is removed when the run passes, kept for a look when it fails."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        RUNS.mkdir(exist_ok=True)
+        own = Path(tempfile.mkdtemp(prefix="run-", dir=RUNS))
+        config.option.basetemp = str(own)
+        config.stash[_OWN_TEMP] = own
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    own = session.config.stash.get(_OWN_TEMP, None)
+    if own is not None and exitstatus == 0:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -43,22 +69,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_endpoint() -> Iterator[str]:
-    with EmbeddedDynamoDB(default_cache_dir()) as local:
+def dynamodb_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Its log in this run's folder: the download cache may be shared with other runs.
+    logs = tmp_path_factory.mktemp("dynamodb-local")
+    with EmbeddedDynamoDB(default_cache_dir(), log_dir=logs) as local:
         yield local.endpoint_url
 
 
 class Clock:
-    """The app's clock in tests: real time unless set to an instant."""
+    """The app's clocks in tests. Its "now" (calling it): real time unless set to an instant.
+    Its monotonic seconds (:meth:`monotonic`, which pace the anonymous allowances' refill and
+    the circuit's cooldown): real time until held; a held clock moves only when advanced."""
 
     def __init__(self) -> None:
         self.frozen: datetime | None = None
+        self.held: float | None = None
 
     def __call__(self) -> datetime:
         return self.frozen if self.frozen is not None else now()
 
     def set(self, at: datetime | str) -> None:
         self.frozen = datetime.fromisoformat(at) if isinstance(at, str) else at
+
+    def monotonic(self) -> float:
+        return self.held if self.held is not None else time.monotonic()
+
+    def hold(self) -> None:
+        """Stop the monotonic clock where it is."""
+        if self.held is None:
+            self.held = time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        """Move the monotonic clock on by ``seconds``, and hold it there."""
+        self.hold()
+        assert self.held is not None
+        self.held += seconds
 
 
 @dataclass
@@ -207,6 +252,7 @@ async def _serve(
         prepare=_create,
         credentials=LOCAL_CREDENTIALS,
         clock=clock,
+        monotonic=clock.monotonic,
         project_ranks=project_ranks,
     )
     async with TestClient(TestServer(app)) as http:
@@ -218,6 +264,10 @@ async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
     async with _serve(settings, graphiql_assets) as served:
         yield served
 
+
+WAIT = 30.0
+"""Seconds a test waits for a message, an answer or a count it expects before it fails: only
+a guard against a hang, generous for a loaded machine."""
 
 PATIENT = Limits(request_deadline=60.0, queue_timeout=50.0, dynamodb_read_timeout=20.0)
 """The tests' limits: the service's defaults, but a minute for each request and its wait for a
@@ -278,13 +328,22 @@ class Indexed:
         return records
 
 
+UNBOUNDED_LAG_MS = 1 << 62
+"""A bound on the index's lag that no wait passes."""
+
+
 @pytest.fixture
 async def indexed(
     settings: Settings, graphiql_assets: Path, redis_url: str
 ) -> AsyncIterator[Indexed]:
+    """A service with a rank index whose projector the test drives (``projector.drain()``):
+    the index answers once a drain has caught up with the stream, however long ago by the
+    wall clock (the service's bound on its projector's lag, 5 s, would turn a drained index
+    stale while a loaded machine runs the test's next requests). Tests of that bound set it."""
     with_index = replace(settings, redis_url=redis_url)
     async with _serve(with_index, graphiql_assets) as served:
         index = served.http.app[RANK_INDEX]
+        index.max_lag_ms = UNBOUNDED_LAG_MS
         async with open_stream(settings, LOCAL_CREDENTIALS, served.db) as stream:
             yield Indexed(served, index, Projector(stream, index), stream)
 

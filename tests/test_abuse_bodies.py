@@ -27,13 +27,12 @@ SLACK = 5.0
 
 
 @asynccontextmanager
-async def _served(settings: Settings) -> AsyncIterator[tuple[str, int]]:
-    limits = replace(
-        settings.limits,
-        body_timeout=BODY_TIMEOUT,
-        head_timeout=HEAD_TIMEOUT,
-        max_body_bytes=64 * 1024,
-    )
+async def _served(settings: Settings, *, short: bool) -> AsyncIterator[tuple[str, int]]:
+    """The service on a loopback port, with a 64 KB limit on bodies; with ``short``, the
+    body and head timeouts of 1 s, else the defaults (10 and 15 s)."""
+    limits = replace(settings.limits, max_body_bytes=64 * 1024)
+    if short:
+        limits = replace(limits, body_timeout=BODY_TIMEOUT, head_timeout=HEAD_TIMEOUT)
     app = create_app(
         replace(settings, limits=limits), prepare=_create, credentials=LOCAL_CREDENTIALS
     )
@@ -50,7 +49,16 @@ async def _served(settings: Settings) -> AsyncIterator[tuple[str, int]]:
 
 @pytest.fixture
 async def server(settings: Settings) -> AsyncIterator[tuple[str, int]]:
-    async with _served(settings) as address:
+    """For the tests of the body and head timeouts: the short ones."""
+    async with _served(settings, short=True) as address:
+        yield address
+
+
+@pytest.fixture
+async def patient_server(settings: Settings) -> AsyncIterator[tuple[str, int]]:
+    """For the other tests: the default timeouts, which their requests never come near
+    (the aborted body's abort must come before its timeout, however slow the machine)."""
+    async with _served(settings, short=False) as address:
         yield address
 
 
@@ -170,8 +178,9 @@ async def test_a_keep_alive_connection_serves_requests_then_closes_when_idle(
 
 
 async def test_an_aborted_body_is_one_log_line_and_no_traceback(
-    server: tuple[str, int], caplog: pytest.LogCaptureFixture
+    patient_server: tuple[str, int], caplog: pytest.LogCaptureFixture
 ) -> None:
+    server = patient_server
     caplog.set_level(logging.DEBUG)
     _, writer = await asyncio.open_connection(*server)
     writer.write(_head(60 * 1024, "X-Request-Id: aborted-1\r\n") + b'{"query": "' + b" " * 89)
@@ -191,8 +200,10 @@ async def test_an_aborted_body_is_one_log_line_and_no_traceback(
     assert "Traceback" not in caplog.text
 
 
-async def test_an_oversized_body_is_413_without_being_read(server: tuple[str, int]) -> None:
-    reader, writer = await asyncio.open_connection(*server)
+async def test_an_oversized_body_is_413_without_being_read(
+    patient_server: tuple[str, int],
+) -> None:
+    reader, writer = await asyncio.open_connection(*patient_server)
     try:
         writer.write(_head(10 * 1024 * 1024) + b"{" + b" " * 70 * 1024)
         await writer.drain()
@@ -204,11 +215,11 @@ async def test_an_oversized_body_is_413_without_being_read(server: tuple[str, in
 
 
 async def test_a_malformed_request_is_one_warning_line_without_traceback(
-    server: tuple[str, int], caplog: pytest.LogCaptureFixture
+    patient_server: tuple[str, int], caplog: pytest.LogCaptureFixture
 ) -> None:
     quiet_malformed_requests()
     caplog.set_level(logging.DEBUG)
-    reader, writer = await asyncio.open_connection(*server)
+    reader, writer = await asyncio.open_connection(*patient_server)
     writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
     await writer.drain()
     answer = await asyncio.wait_for(_read_all(reader), 30)

@@ -75,14 +75,15 @@ async def test_overload_is_shed_with_retry_after_while_healthz_answers(
 
 @pytest.fixture
 async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
-    """A service whose requests have a one-second budget, behind the proxy."""
+    """A service whose requests have a one-second budget, behind the proxy. Tests set up
+    their data through the patient ``api`` on the same table, not under that budget."""
     limits = replace(settings.limits, request_deadline=1.0)
     async with _serve(replace(settings, endpoint_url=proxy.url, limits=limits), None) as api:
         yield api
 
 
-async def test_deadlines_do_not_open_the_circuit(hasty: Api, proxy: FaultProxy) -> None:
-    await hasty.create_player("p")
+async def test_deadlines_do_not_open_the_circuit(api: Api, hasty: Api, proxy: FaultProxy) -> None:
+    await api.create_player("p")
     breaker = hasty.http.app[BREAKER]
     release = asyncio.Event()
     proxy.inject(Rule(Fault.HOLD, "GetItem", released=release))
@@ -104,11 +105,13 @@ async def test_deadlines_do_not_open_the_circuit(hasty: Api, proxy: FaultProxy) 
     assert (await post(hasty, SMALL))[2]["data"] == {"player": {"name": "p"}}
 
 
-async def test_a_request_at_its_deadline_makes_no_more_calls(hasty: Api, proxy: FaultProxy) -> None:
-    await hasty.create_board("b")
+async def test_a_request_at_its_deadline_makes_no_more_calls(
+    api: Api, hasty: Api, proxy: FaultProxy
+) -> None:
+    await api.create_board("b")
     for n in range(10):
-        await hasty.create_player(f"p{n}")
-        await hasty.submit(f"p{n}", "b", n)
+        await api.create_player(f"p{n}")
+        await api.submit(f"p{n}", "b", n)
     # Each database call takes 0.3 s: the document needs about six rounds of them, more than
     # its budget of one second.
     deep = """{ leaderboard(id: "b") { topScores(first: 10) { edges { node { player {

@@ -5,7 +5,6 @@ the fallback, and nothing surfaces as an error."""
 from __future__ import annotations
 
 import logging
-import socket
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from gql.app_keys import RANK_INDEX
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings
 from leaderboard.embedded_redis import EmbeddedRedis
 from tests.conftest import Api, Indexed, _serve
@@ -99,13 +99,11 @@ async def test_a_full_connection_pool_falls_back_to_count(
 async def test_a_refused_connection_falls_back_to_count(
     settings: Settings, graphiql_assets: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
-    unreachable = replace(settings, redis_url=f"redis://127.0.0.1:{closed_port}/0")
-    async with _serve(unreachable, graphiql_assets) as api:
-        await _fill(api)
-        body, fallbacks = await _read(api, caplog)
+    with reserved_port("127.0.0.1") as closed_port:  # nothing listens there, and nothing else can
+        unreachable = replace(settings, redis_url=f"redis://127.0.0.1:{closed_port}/0")
+        async with _serve(unreachable, graphiql_assets) as api:
+            await _fill(api)
+            body, fallbacks = await _read(api, caplog)
     assert "errors" not in body
     assert body["data"] == EXPECTED
     assert fallbacks >= 2

@@ -32,7 +32,7 @@ from gql.validation import (
     check_document,
 )
 from leaderboard.graphiql import DEFAULT_QUERY
-from tests.conftest import API_KEYS, Api
+from tests.conftest import API_KEYS, WAIT, Api
 from tests.fuzz.limits import token_count
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,9 +148,9 @@ def test_the_merge_limit_binds_at_its_bound() -> None:
 async def test_over_websocket_the_document_is_refused_with_its_code(api: Api) -> None:
     async with api.http.ws_connect("/graphql", protocols=("graphql-transport-ws",)) as ws:
         await ws.send_json({"type": "connection_init"})
-        assert (await ws.receive_json(timeout=5))["type"] == "connection_ack"
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "connection_ack"
         await ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": DENSE}})
-        message = await ws.receive_json(timeout=5)
+        message = await ws.receive_json(timeout=WAIT)
     assert message["type"] == "error", message
     [error] = message["payload"]
     assert error["extensions"]["code"] == "TOKEN_LIMIT_EXCEEDED"

@@ -23,7 +23,7 @@ from faultproxy import Fault, FaultProxy, Rule
 from gql.app_keys import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
-from tests.conftest import API_KEYS, Api, _serve
+from tests.conftest import API_KEYS, WAIT, Api, _serve
 
 PROTOCOL = ("graphql-transport-ws",)
 WATCH = """subscription($b: ID!) { leaderboardChanged(leaderboardId: $b, first: 3) {
@@ -51,7 +51,7 @@ async def socket(
     async with api.http.ws_connect("/graphql", protocols=PROTOCOL, headers=headers) as ws:
         if init:
             await ws.send_json({"type": "connection_init"})
-            assert (await ws.receive_json(timeout=5))["type"] == "connection_ack"
+            assert (await ws.receive_json(timeout=WAIT))["type"] == "connection_ack"
         yield ws
 
 
@@ -65,13 +65,13 @@ async def subscribe(
 
 
 async def receive(ws: ClientWebSocketResponse) -> dict[str, Any]:
-    message: dict[str, Any] = await ws.receive_json(timeout=10)
+    message: dict[str, Any] = await ws.receive_json(timeout=WAIT)
     return message
 
 
 async def closed(ws: ClientWebSocketResponse) -> tuple[int | None, str]:
     """The close code and reason the server ended the socket with."""
-    message = await ws.receive(timeout=10)
+    message = await ws.receive(timeout=WAIT)
     assert message.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING), message
     return ws.close_code, str(message.extra or "")
 
@@ -86,7 +86,6 @@ async def tight(settings: Settings) -> AsyncIterator[Api]:
         max_websockets_per_client=2,
         max_subscriptions=3,
         max_subscriptions_per_socket=2,
-        connection_init_timeout=0.5,
         trusted_proxy_hops=1,
     )
     async with _serve(replace(settings, limits=limits), None) as api:
@@ -154,15 +153,15 @@ async def test_errors_are_classified_with_a_request_id(api: Api) -> None:
 
 
 async def test_a_query_over_websocket_has_the_request_deadline(
-    settings: Settings, proxy: FaultProxy
+    api: Api, settings: Settings, proxy: FaultProxy
 ) -> None:
+    await api.create_player("p")  # set up by the patient service, on the same table
     limits = replace(settings.limits, request_deadline=1.0)
-    async with _serve(replace(settings, endpoint_url=proxy.url, limits=limits), None) as api:
-        await api.create_player("p")
+    async with _serve(replace(settings, endpoint_url=proxy.url, limits=limits), None) as hasty:
         proxy.inject(Rule(Fault.DELAY, delay=0.7))
         deep = """{ player(id: "p") { sessions(first: 1) { edges { node { id } } }
             scores(first: 1) { edges { node { leaderboard { name } } } } } }"""
-        async with socket(api) as ws:
+        async with socket(hasty) as ws:
             await subscribe(ws, "1", "query Deep " + deep)
             message = await receive(ws)
             assert message["type"] == "error", message
@@ -266,16 +265,20 @@ async def test_subscriptions_are_limited_per_socket_and_per_process(tight: Api) 
 
 
 async def test_connection_init_has_a_timeout_and_the_legacy_protocol_is_refused(
-    tight: Api,
+    settings: Settings,
 ) -> None:
-    async with socket(tight, init=False) as ws:
-        code, reason = await closed(ws)
-        assert (code, reason) == (4408, "Connection initialisation timeout")
-    async with tight.http.ws_connect("/graphql", protocols=("graphql-ws",)) as ws:
-        assert ws.protocol is None
-        code, _ = await closed(ws)
-        assert code == 4406
-    await _settled(lambda: tight.http.app[SOCKETS].open == 0)
+    # A short bound, on a service of its own: every other test's sockets have the default
+    # (5 s) to send their connection_init in, which they do at once.
+    limits = replace(settings.limits, connection_init_timeout=0.5)
+    async with _serve(replace(settings, limits=limits), None) as api:
+        async with socket(api, init=False) as ws:
+            code, reason = await closed(ws)
+            assert (code, reason) == (4408, "Connection initialisation timeout")
+        async with api.http.ws_connect("/graphql", protocols=("graphql-ws",)) as ws:
+            assert ws.protocol is None
+            code, _ = await closed(ws)
+            assert code == 4406
+        await _settled(lambda: api.http.app[SOCKETS].open == 0)
 
 
 @pytest.mark.parametrize(
@@ -334,7 +337,7 @@ async def test_oversized_messages_close_the_socket(settings: Settings) -> None:
         assert code == 1009
 
 
-async def _settled(condition: Any, seconds: float = 5.0) -> None:
+async def _settled(condition: Any, seconds: float = WAIT) -> None:
     """Wait for the server to notice closed sockets and ended operations."""
     async with asyncio.timeout(seconds):
         while not condition():  # noqa: ASYNC110 - counters of the server, not an event
@@ -485,7 +488,7 @@ async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api:
         if flood.returncode is None:
             flood.kill()
             await flood.wait()
-    await _settled(lambda: sockets.open == 0 and sockets.subscriptions == 0, seconds=30)
+    await _settled(lambda: sockets.open == 0 and sockets.subscriptions == 0)
     assert api.http.app[BROKER].listening("b") == 0
     gc.collect()
     after = _resident_mb()

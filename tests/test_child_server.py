@@ -3,6 +3,7 @@ run as a child process."""
 
 from __future__ import annotations
 
+import errno
 import socket
 import sys
 import urllib.request
@@ -11,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from leaderboard.child_server import ChildServer, ChildServerError
+from leaderboard.child_server import ChildServer, ChildServerError, reserved_port
 
 
 class HttpError(ChildServerError):
@@ -108,6 +109,21 @@ def test_a_fixed_port_in_use_is_refused_before_anything_runs(tmp_path: Path) -> 
         assert not server.log_path.exists()
     with server:
         assert server.active_port == port
+
+
+def test_a_reserved_port_is_kept_from_everyone_but_its_server(tmp_path: Path) -> None:
+    with reserved_port("127.0.0.1") as port:
+        with socket.socket() as other, pytest.raises(OSError, match="in use"):
+            other.bind(("127.0.0.1", port))
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
+        with (
+            HttpServer(tmp_path, port=port) as server,
+            urllib.request.urlopen(server.address, timeout=30) as response,
+        ):
+            assert response.status == 200
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
 
 
 def test_an_exit_at_start_up_reports_the_log_tail(tmp_path: Path) -> None:

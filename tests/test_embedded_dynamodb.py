@@ -16,6 +16,7 @@ import aioboto3
 import pytest
 
 from leaderboard.backend import streams_endpoint
+from leaderboard.child_server import reserved_port
 from leaderboard.embedded_dynamodb import (
     EmbeddedDynamoDB,
     EmbeddedDynamoDBError,
@@ -104,8 +105,19 @@ def test_home_holds_the_jar_and_native_libraries(cache_dir: Path) -> None:
     assert any((home / "DynamoDBLocal_lib").glob("libsqlite4java-linux-*.so"))
 
 
-async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path) -> None:
-    server = EmbeddedDynamoDB(cache_dir)
+def test_its_log_is_in_the_log_dir_else_the_data_dir_else_the_cache(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    logs, data = tmp_path / "logs", tmp_path / "data"
+    name = "dynamodb-local.log"
+    assert EmbeddedDynamoDB(cache_dir, data_dir=data, log_dir=logs).log_path == logs / name
+    assert EmbeddedDynamoDB(cache_dir, data_dir=data).log_path == data / name
+    assert EmbeddedDynamoDB(cache_dir).log_path == cache_dir.absolute() / name
+
+
+async def test_in_memory_server_answers_aioboto3_and_stops(cache_dir: Path, tmp_path: Path) -> None:
+    # Its log in this test's folder: the download cache may be shared with other runs.
+    server = EmbeddedDynamoDB(cache_dir, log_dir=tmp_path)
     await asyncio.to_thread(server.start)
     try:
         assert server.running
@@ -181,14 +193,12 @@ def test_context_manager_starts_and_stops(cache_dir: Path) -> None:
 
 
 def test_explicit_port_is_used(cache_dir: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = EmbeddedDynamoDB(cache_dir, port=port)
-    assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
-    with server:
-        assert accepts_connections(port)
-    assert not accepts_connections(port)
+    with reserved_port("127.0.0.1") as port:
+        server = EmbeddedDynamoDB(cache_dir, port=port)
+        assert server.endpoint_url == f"http://127.0.0.1:{port}"  # known before start
+        with server:
+            assert accepts_connections(port)
+        assert not accepts_connections(port)
 
 
 def test_endpoint_url_before_start_needs_a_port(cache_dir: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio
 
 from leaderboard import embedded_redis
+from leaderboard.child_server import reserved_port
 from leaderboard.embedded_redis import EmbeddedRedis, EmbeddedRedisError, redis_server_binary
 
 __all__: list[str] = []
@@ -84,16 +85,14 @@ async def test_server_answers_redis_py_and_stops() -> None:
 
 
 def test_context_manager_and_explicit_port(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = EmbeddedRedis(port=port, log_dir=tmp_path / "logs")
-    assert server.url == f"redis://127.0.0.1:{port}/0"  # known before start
-    with server:
-        assert server.running
-        assert accepts_connections(port)
-    assert not server.running
-    assert not accepts_connections(port)
+    with reserved_port("127.0.0.1") as port:
+        server = EmbeddedRedis(port=port, log_dir=tmp_path / "logs")
+        assert server.url == f"redis://127.0.0.1:{port}/0"  # known before start
+        with server:
+            assert server.running
+            assert accepts_connections(port)
+        assert not server.running
+        assert not accepts_connections(port)
     assert "Ready to accept connections" in (tmp_path / "logs" / "redis-server.log").read_text()
 
 

@@ -307,7 +307,8 @@ async def test_a_refused_write_leaves_nothing(api: Api, proxy: FaultProxy, direc
 
 @pytest.fixture
 async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
-    """The service with a short request deadline."""
+    """The service with a short request deadline. Tests set up their data, and check it
+    afterwards, through the patient ``api`` on the same table, not under that deadline."""
     async with _serve(
         replace(
             settings,
@@ -320,16 +321,15 @@ async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
 
 
 async def test_a_deadline_during_a_write_is_outcome_unknown(
-    hasty: Api, proxy: FaultProxy, direct: Db
+    api: Api, hasty: Api, proxy: FaultProxy, direct: Db
 ) -> None:
-    api = hasty
     await prepare(api)
     submission_id = str(uuid.uuid4())
     proxy.inject(Rule(Fault.DELAY, TRANSACT, delay=2.5, times=1))
-    outcome = await submit(api, "p0", 10, submission_id)
+    outcome = await submit(hasty, "p0", 10, submission_id)
     assert (outcome.status, outcome.code) == (503, "OUTCOME_UNKNOWN"), outcome
     # The write the service gave up on still reaches DynamoDB, and is applied.
-    await asyncio.wait_for(proxy.wait_forwarded(TRANSACT, 1), 10)
+    await asyncio.wait_for(proxy.wait_forwarded(TRANSACT, 1), 30)
     recorded = await check_table(direct, [outcome])
     assert recorded[("p0", 10)] in outcome.message
     again = await settle(api, direct, [outcome])
@@ -337,7 +337,7 @@ async def test_a_deadline_during_a_write_is_outcome_unknown(
 
     # A request cut off before it wrote anything is plainly BACKEND_UNAVAILABLE.
     proxy.inject(Rule(Fault.DELAY, "BatchGetItem", delay=2.5, times=1))
-    late = await submit(api, "p1", 20, str(uuid.uuid4()))
+    late = await submit(hasty, "p1", 20, str(uuid.uuid4()))
     assert (late.status, late.code) == (503, "BACKEND_UNAVAILABLE"), late
     assert proxy.received[TRANSACT] == 0
 

@@ -245,7 +245,7 @@ async def test_one_projector_applies_at_a_time_and_another_takes_over(
 ) -> None:
     api, redis, ns = indexed.api, indexed.index.redis, indexed.index.namespace
     indexes = [_Counting(redis, ns), _Counting(redis, ns)]
-    leases = [Lease(redis, ns, ttl_ms=1_000), Lease(redis, ns, ttl_ms=1_000)]
+    leases = [Lease(redis, ns), Lease(redis, ns)]
     stops = [asyncio.Event(), asyncio.Event()]
     projectors = [
         Projector(indexed.stream, i, lease) for i, lease in zip(indexes, leases, strict=True)
@@ -298,7 +298,7 @@ async def test_the_lease_is_held_by_one_and_taken_over_when_it_lapses(
 ) -> None:
     redis = Redis.from_url(redis_url)
     try:
-        one, two = Lease(redis, settings.table, ttl_ms=300), Lease(redis, settings.table)
+        one, two = Lease(redis, settings.table), Lease(redis, settings.table)
         assert await one.hold()
         assert not await two.hold()
         assert await one.hold(), "renewed by its holder"
@@ -306,10 +306,13 @@ async def test_the_lease_is_held_by_one_and_taken_over_when_it_lapses(
         assert await two.hold(), "given up: taken at once"
         assert not await one.hold()
         await two.release()
-        assert await one.hold()
-        await asyncio.sleep(0.6)  # one stops renewing: its lease lapses
+        # A lease of 300 ms (one long enough for the steps above to be sure of) that its
+        # holder stops renewing: it lapses, and another takes it.
+        brief = Lease(redis, settings.table, ttl_ms=300)
+        assert await brief.hold()
+        await asyncio.sleep(0.6)
         assert await two.hold()
-        assert not await one.hold()
+        assert not await brief.hold()
     finally:
         await redis.aclose()
 

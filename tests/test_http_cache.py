@@ -281,9 +281,11 @@ def test_matching_follows_rfc_9110_weak_comparison() -> None:
 
 @pytest.fixture
 async def lean_api(settings: Settings) -> AsyncIterator[Api]:
-    """An app whose anonymous clients may spend 5 points, regaining almost none."""
+    """An app whose anonymous clients may spend 5 points, regaining none while its clock is
+    held (as it is here)."""
     limits = replace(settings.limits, anonymous_cost_burst=5, anonymous_cost_per_second=0.001)
     async with _serve(replace(settings, limits=limits), None) as served:
+        served.clock.hold()
         yield served
 
 

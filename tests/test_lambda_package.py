@@ -19,6 +19,7 @@ import pytest
 from dynamo import ranks
 from dynamo.leaderboards import LeaderboardItem, get_leaderboard
 from dynamo.scores import SCORE, ScoreItem
+from leaderboard.child_server import reserved_port
 from rankindex import lambda_handler
 from rankindex.index import RankIndex
 from tests.conftest import Indexed
@@ -154,9 +155,9 @@ async def test_a_batch_redis_refuses_is_reported_from_its_first_record(
     assert len(records) >= 3
     namespace = f"{indexed.index.namespace}-refused"
     monkeypatch.setenv("LEADERBOARD_TABLE", namespace)
-    monkeypatch.setenv("LEADERBOARD_REDIS_URL", f"redis://127.0.0.1:{_closed_port()}/0")
-
-    answer = await lambda_handler.handle_batch({"Records": records})
+    with reserved_port("127.0.0.1") as closed_port:  # nothing listens there, and nothing else can
+        monkeypatch.setenv("LEADERBOARD_REDIS_URL", f"redis://127.0.0.1:{closed_port}/0")
+        answer = await lambda_handler.handle_batch({"Records": records})
 
     first = records[0]["dynamodb"]["SequenceNumber"]
     assert answer == {"batchItemFailures": [{"itemIdentifier": first}]}
@@ -205,11 +206,3 @@ def _lambda_json(value: object) -> object:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     raise TypeError(f"{type(value).__name__} in a stream record")
-
-
-def _closed_port() -> int:
-    """A loopback port nothing listens on (connections to it are refused)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port

@@ -31,7 +31,11 @@ from tests.test_subscriptions import _next, _silent, _subscribed
 
 @pytest.fixture
 async def fleet(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
+    """Two instances whose clocks are held: a write stays within its window (5 s) however
+    long the test's next steps, or the feed's copy of it, take on a loaded machine."""
     async with two_instances(settings, redis_url) as served:
+        served.a.clock.hold()
+        served.b.clock.hold()
         yield served
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dynamo.errors import ErrorCode
 from resolvers.inputs import FieldError, clean_metadata
-from tests.conftest import API_KEYS, Api, Indexed
+from tests.conftest import API_KEYS, WAIT, Api, Indexed
 from tests.scan import scan_items
 from tests.test_subscriptions import _subscribed
 
@@ -263,11 +263,11 @@ async def test_a_subscription_push_carries_metadata(api: Api) -> None:
     query = """subscription { leaderboardChanged(leaderboardId: "b", first: 3) {
         entries { player { id } metadata } } }"""
     async with _subscribed(api, query) as ws:
-        first = await ws.receive_json(timeout=5)
+        first = await ws.receive_json(timeout=WAIT)
         entries = first["payload"]["data"]["leaderboardChanged"]["entries"]
         assert entries == [{"player": {"id": "ann"}, "metadata": {"who": "ann"}}]
         await _submit(api, "bob", 20, {"who": "bob", "n": [1.5]})
-        pushed = await ws.receive_json(timeout=5)
+        pushed = await ws.receive_json(timeout=WAIT)
         entries = pushed["payload"]["data"]["leaderboardChanged"]["entries"]
         assert entries == [
             {"player": {"id": "bob"}, "metadata": {"who": "bob", "n": [1.5]}},

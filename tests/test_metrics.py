@@ -10,7 +10,6 @@ import io
 import logging
 import math
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -27,9 +26,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from dynamo.resilience import CircuitBreaker
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings
 from leaderboard.metrics import MAX_OPERATIONS, OTHER, Metrics, process_exited
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, Table, _serve
+from tests.conftest import ADMIN_KEYS, API_KEYS, WAIT, Api, Indexed, Table, _serve
 
 Labels = tuple[tuple[str, str], ...]
 Samples = dict[tuple[str, Labels], float]
@@ -181,7 +181,8 @@ async def test_bodies_refused_by_http_status_are_counted_by_it(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="leaderboard.access")
-    limits = replace(settings.limits, body_timeout=0.5)
+    # Short enough to wait for; long past the abort, which comes 0.2 s after the body starts.
+    limits = replace(settings.limits, body_timeout=2.0)
     async with _serve(replace(settings, limits=limits), None) as api:
         oversized = await api.http.post(
             "/graphql",
@@ -220,18 +221,18 @@ async def test_bodies_refused_by_http_status_are_counted_by_it(
 async def _socket(api: Api) -> AsyncIterator[ClientWebSocketResponse]:
     async with api.http.ws_connect("/graphql", protocols=("graphql-transport-ws",)) as ws:
         await ws.send_json({"type": "connection_init"})
-        assert (await ws.receive_json(timeout=5))["type"] == "connection_ack"
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "connection_ack"
         yield ws
 
 
 async def _subscribe(ws: ClientWebSocketResponse, id_: str, query: str) -> dict[str, Any]:
     await ws.send_json({"id": id_, "type": "subscribe", "payload": {"query": query}})
-    message: dict[str, Any] = await ws.receive_json(timeout=5)
+    message: dict[str, Any] = await ws.receive_json(timeout=WAIT)
     assert message["id"] == id_, message
     return message
 
 
-async def _eventually(api: Api, check: Callable[[Samples], bool], seconds: float = 10.0) -> Samples:
+async def _eventually(api: Api, check: Callable[[Samples], bool], seconds: float = WAIT) -> Samples:
     """The first scrape within ``seconds`` that passes ``check``."""
     async with asyncio.timeout(seconds):
         while True:
@@ -247,7 +248,7 @@ async def test_websocket_operations_sockets_and_subscriptions(api: Api) -> None:
         watch = 'subscription Watch { leaderboardChanged(leaderboardId: "b") { leaderboardId } }'
         assert (await _subscribe(ws, "1", watch))["type"] == "next"
         assert (await _subscribe(ws, "2", "query Over { __typename }"))["type"] == "next"
-        assert (await ws.receive_json(timeout=5))["type"] == "complete"
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "complete"
         lost = 'subscription Lost { leaderboardChanged(leaderboardId: "no") { leaderboardId } }'
         refused = await _subscribe(ws, "3", lost)
         errors = refused["payload"]["errors"] if refused["type"] == "next" else refused["payload"]
@@ -286,6 +287,7 @@ PAGE = """query Page($first: Int!) { leaderboard(id: "b") { topScores(first: $fi
 async def test_a_throttled_caller_is_counted_as_throttled(settings: Settings) -> None:
     limits = replace(settings.limits, anonymous_cost_burst=250, anonymous_cost_per_second=1.0)
     async with _serve(replace(settings, limits=limits), None) as api:
+        api.clock.hold()  # no point regained between the requests
         await api.create_board("b")
         statuses = []
         for _ in range(3):
@@ -299,36 +301,30 @@ async def test_a_throttled_caller_is_counted_as_throttled(settings: Settings) ->
         assert counted[("http", "Page", "THROTTLED")] == 2
 
 
-def _unused_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 async def test_an_unreachable_table_is_counted_and_opens_the_circuit(settings: Settings) -> None:
     # Time enough for every call's retries to end in a failure that counts against the
     # circuit, however slow the machine (running out of time does not count).
     limits = replace(settings.limits, request_deadline=60.0)
-    gone = replace(settings, endpoint_url=f"http://127.0.0.1:{_unused_port()}", limits=limits)
-    app = create_app(gone, credentials=LOCAL_CREDENTIALS)
-    async with TestClient(TestServer(app)) as http:
-        profile = 'query Profile { player(id: "ann") { name } }'
+    with reserved_port("127.0.0.1") as port:  # nothing listens there, and nothing else can
+        gone = replace(settings, endpoint_url=f"http://127.0.0.1:{port}", limits=limits)
+        async with TestClient(TestServer(create_app(gone, credentials=LOCAL_CREDENTIALS))) as http:
+            profile = 'query Profile { player(id: "ann") { name } }'
 
-        async def ask() -> str:
-            response = await http.post("/graphql", json={"query": profile}, headers=KEYED)
-            body = await response.json()
-            code: str = body["errors"][0]["extensions"]["code"]
-            return code
+            async def ask() -> str:
+                response = await http.post("/graphql", json={"query": profile}, headers=KEYED)
+                body = await response.json()
+                code: str = body["errors"][0]["extensions"]["code"]
+                return code
 
-        # Five failures in a row open the circuit; the next request is refused at once.
-        assert await asyncio.gather(*(ask() for _ in range(5))) == ["BACKEND_UNAVAILABLE"] * 5
-        assert await ask() == "BACKEND_UNAVAILABLE"
-        samples = await scrape(http)
-        assert value(samples, "leaderboard_circuit_open") == 1
-        assert requests(samples) == {("http", "Profile", "BACKEND_UNAVAILABLE"): 6}
-        calls = by_label(samples, "leaderboard_dynamodb_calls_total", "operation")
-        assert {op: int(n) for (op,), n in calls.items()} == http.app[CALLS].snapshot()
+            # Five failures in a row open the circuit; the next request is refused at once.
+            failed = await asyncio.gather(*(ask() for _ in range(5)))
+            assert failed == ["BACKEND_UNAVAILABLE"] * 5
+            assert await ask() == "BACKEND_UNAVAILABLE"
+            samples = await scrape(http)
+            assert value(samples, "leaderboard_circuit_open") == 1
+            assert requests(samples) == {("http", "Profile", "BACKEND_UNAVAILABLE"): 6}
+            calls = by_label(samples, "leaderboard_dynamodb_calls_total", "operation")
+            assert {op: int(n) for (op,), n in calls.items()} == http.app[CALLS].snapshot()
 
 
 async def test_distinct_operation_names_are_capped(api: Api) -> None:
@@ -442,12 +438,13 @@ async def test_the_rank_index_lag_is_read_at_each_scrape(indexed: Indexed) -> No
 
 
 async def test_an_unreachable_rank_index_leaves_its_lag_unknown(settings: Settings) -> None:
-    nowhere = replace(settings, redis_url=f"redis://127.0.0.1:{_unused_port()}/0")
-    async with _serve(nowhere, None) as api:
-        samples = await scrape(api.http)
-        assert math.isnan(value(samples, "leaderboard_rank_index_lag_seconds"))
-        assert value(samples, "leaderboard_rank_index_in_sync") == 0
-        assert value(samples, "leaderboard_circuit_open") == 0
+    with reserved_port("127.0.0.1") as port:  # nothing listens there, and nothing else can
+        nowhere = replace(settings, redis_url=f"redis://127.0.0.1:{port}/0")
+        async with _serve(nowhere, None) as api:
+            samples = await scrape(api.http)
+            assert math.isnan(value(samples, "leaderboard_rank_index_lag_seconds"))
+            assert value(samples, "leaderboard_rank_index_in_sync") == 0
+            assert value(samples, "leaderboard_circuit_open") == 0
 
 
 Worker = tuple[asyncio.subprocess.Process, str]

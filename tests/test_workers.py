@@ -12,7 +12,6 @@ import errno
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from dynamo.scores import player_entry
 from dynamo.table import create_table
 from faultproxy import Fault, FaultProxy, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
+from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings, default_cache_dir
 from leaderboard.drain import GOING_AWAY, SOCKET_CLOSE_WAIT
 from leaderboard.workers import CLEANUP_MARGIN
@@ -64,13 +64,6 @@ class Served:
         return self.output.read_text()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _env(settings: Settings, shutdown_timeout: float) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LEADERBOARD_"))}
     env.update(
@@ -94,11 +87,11 @@ def _env(settings: Settings, shutdown_timeout: float) -> dict[str, str]:
 def _start(
     settings: Settings,
     cwd: Path,
+    port: int,
     shutdown_timeout: float,
     options: list[str],
     env: dict[str, str] | None = None,
 ) -> Served:
-    port = _free_port()
     output = cwd / f"serve-{port}.log"
     command = [sys.executable, "-m", "leaderboard.cli", "serve", "--port", str(port), *options]
     with open(output, "w") as sink:
@@ -121,22 +114,24 @@ async def _serving(
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[Served]:
     """`leaderboard serve` with ``options`` (and ``env`` added to its environment) until it
-    answers /healthz; stopped (SIGTERM, then SIGKILL) if a test leaves it running."""
-    served = _start(settings, cwd, shutdown_timeout, list(options), env)
-    try:
-        async with aiohttp.ClientSession() as http:
-            deadline = time.monotonic() + 120
-            while not await _healthy(http, served.base):
-                assert served.process.poll() is None, served.log()
-                assert time.monotonic() < deadline, served.log()
-                await asyncio.sleep(0.2)
-        yield served
-    finally:
-        if served.process.poll() is None:
-            served.process.terminate()
-            if await _exited(served, EXIT_BOUND) is None:
-                served.process.kill()
-                served.process.wait()
+    answers /healthz; stopped (SIGTERM, then SIGKILL) if a test leaves it running. Its port
+    is the test's throughout."""
+    with reserved_port("127.0.0.1") as port:
+        served = _start(settings, cwd, port, shutdown_timeout, list(options), env)
+        try:
+            async with aiohttp.ClientSession() as http:
+                deadline = time.monotonic() + 120
+                while not await _healthy(http, served.base):
+                    assert served.process.poll() is None, served.log()
+                    assert time.monotonic() < deadline, served.log()
+                    await asyncio.sleep(0.2)
+            yield served
+        finally:
+            if served.process.poll() is None:
+                served.process.terminate()
+                if await _exited(served, EXIT_BOUND) is None:
+                    served.process.kill()
+                    served.process.wait()
 
 
 async def _exited(served: Served, within: float) -> int | None:

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from redis.asyncio import Redis
 
 from bench.capacity.recorder import CapacityRecorder, RecordedCall
 from bench.capacity.units import CallUnits, tally
 from bench.core.measure import post_graphql
+from bench.core.rank_sync import wait_in_sync
 from bench.core.stack import CREDENTIALS, create_served_table, serve_app, served_settings
 from dynamo.db import Db
 from dynamo.keys import Entity
@@ -95,12 +97,23 @@ def measured(
 
 @dataclass(frozen=True)
 class Probe:
-    """A served application: its GraphQL URL, its table layer and the recorder on its client."""
+    """A served application: its GraphQL URL, its table layer and the recorder on its client;
+    when it keeps a rank index in step, a client of the index's Redis."""
 
     url: str
     db: Db
     recorder: CapacityRecorder
     http: aiohttp.ClientSession
+    index_redis: Redis | None = None
+
+    async def in_step(self) -> None:
+        """When the service keeps a rank index: wait until its projector has made a whole
+        pass over the table's stream begun after this call, so that the next operation finds
+        everything written before it in the index (a board created just now among them).
+        Otherwise whether the index answers an operation's ranks, or the table's COUNT
+        Queries do, would depend on how far the projector has got, and so would its units."""
+        if self.index_redis is not None:
+            await wait_in_sync(self.index_redis, self.db.table)
 
     async def gql(self, query: str, variables: Mapping[str, Any]) -> Any:
         """One GraphQL request, with the benchmark's API key; its data."""
@@ -137,4 +150,12 @@ async def probe(
     )
     async with serve_app(app) as url:
         db = app[DB]
-        yield Probe(url, db, CapacityRecorder(db.client, inspector, table), http)
+        recorder = CapacityRecorder(db.client, inspector, table)
+        if not (redis_url and project_ranks):
+            yield Probe(url, db, recorder, http)
+            return
+        index_redis = Redis.from_url(redis_url)
+        try:
+            yield Probe(url, db, recorder, http, index_redis)
+        finally:
+            await index_redis.aclose()

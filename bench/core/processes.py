@@ -25,7 +25,7 @@ from typing import Any
 
 from bench.core.procstat import children, cmdline
 from bench.core.stack import API_KEY, CREDENTIALS, CURSOR_SECRET, REGION
-from leaderboard.child_server import free_port, log_tail, terminate
+from leaderboard.child_server import log_tail, reserved_port, terminate
 from leaderboard.metrics import MULTIPROCESS_DIR
 
 __all__ = [
@@ -140,55 +140,56 @@ def service_process(
     environment: Mapping[str, str] | None = None,
     workers: int = 1,
 ) -> Iterator[ServiceProcess]:
-    """Run ``leaderboard serve`` with ``workers`` worker processes on a free loopback port
+    """Run ``leaderboard serve`` with ``workers`` worker processes on a loopback port of its own
     against ``table`` (which must exist) at ``endpoint_url``, with ``environment`` added to
     :func:`service_env`'s (limits, say: ``LEADERBOARD_LIMIT_<NAME>``); yield once ``/healthz``
     answers 200 (and, with ``redis_url``, the rank index is in sync) from every worker. With
     several workers, their metrics are pooled in a fresh folder under ``log_dir``, so that a
     scrape of ``/metrics`` reports them all."""
-    port = free_port("127.0.0.1")
-    log_path = log_dir / "service.log"
-    command = [
-        *leaderboard_command(),
-        "serve",
-        "--endpoint-url",
-        endpoint_url,
-        "--table",
-        table,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        # One process unless asked, whatever the machine's cores.
-        "--workers",
-        str(workers),
-    ]
-    env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
-    if workers > 1:
-        env[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="metrics-", dir=log_dir)
-    base = f"http://127.0.0.1:{port}"
-    ready: set[Any] = set()
-    with child_process(command, env, log_path) as process:
-        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"leaderboard serve exited with {process.returncode}:\n{log_tail(log_path, 0)}"
-                )
-            status, body = _health(f"{base}/healthz")
-            if _ready(status, body, with_index=redis_url is not None):
-                ready.add(body.get("pid"))
-                if len(ready) >= workers:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"leaderboard serve was not ready within {READY_TIMEOUT_SECONDS:g} s"
-                    f" (last /healthz: {status} {body}):\n{log_tail(log_path, 0)}"
-                )
-            time.sleep(_POLL_SECONDS)
-        yield ServiceProcess(
-            process.pid, f"{base}/graphql", f"{base}/healthz", log_path, workers=workers
-        )
+    with reserved_port("127.0.0.1") as port:  # the service's from here on: nobody else's
+        log_path = log_dir / "service.log"
+        command = [
+            *leaderboard_command(),
+            "serve",
+            "--endpoint-url",
+            endpoint_url,
+            "--table",
+            table,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            # One process unless asked, whatever the machine's cores.
+            "--workers",
+            str(workers),
+        ]
+        env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
+        if workers > 1:
+            env[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="metrics-", dir=log_dir)
+        base = f"http://127.0.0.1:{port}"
+        ready: set[Any] = set()
+        with child_process(command, env, log_path) as process:
+            deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"leaderboard serve exited with {process.returncode}:\n"
+                        + log_tail(log_path, 0)
+                    )
+                status, body = _health(f"{base}/healthz")
+                if _ready(status, body, with_index=redis_url is not None):
+                    ready.add(body.get("pid"))
+                    if len(ready) >= workers:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"leaderboard serve was not ready within {READY_TIMEOUT_SECONDS:g} s"
+                        f" (last /healthz: {status} {body}):\n{log_tail(log_path, 0)}"
+                    )
+                time.sleep(_POLL_SECONDS)
+            yield ServiceProcess(
+                process.pid, f"{base}/graphql", f"{base}/healthz", log_path, workers=workers
+            )
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from tests.conftest import Api
+from tests.conftest import WAIT, Api
 from tests.fuzz.answers import Reply
 
 
@@ -17,7 +17,7 @@ async def raw_http(api: Api, request: bytes) -> Reply:
     try:
         writer.write(request)
         await writer.drain()
-        answer = await asyncio.wait_for(reader.read(), timeout=10)
+        answer = await asyncio.wait_for(reader.read(), timeout=WAIT)
     finally:
         writer.close()
         with contextlib.suppress(ConnectionError):
