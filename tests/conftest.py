@@ -78,8 +78,8 @@ def dynamodb_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
 class Clock:
     """The app's clocks in tests. Its "now" (calling it): real time unless set to an instant.
-    Its monotonic seconds (:meth:`monotonic`, which pace the anonymous allowances' refill and
-    the circuit's cooldown): real time until held; a held clock moves only when advanced."""
+    Its monotonic seconds (:meth:`monotonic`, which measure the service's intervals: see
+    ``create_app``): real time until held; a held clock moves only when advanced."""
 
     def __init__(self) -> None:
         self.frozen: datetime | None = None

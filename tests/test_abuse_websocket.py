@@ -431,7 +431,14 @@ def _resident_mb() -> float:
     raise AssertionError("no VmRSS in /proc/self/status")
 
 
+FLOOD_WAIT = 600.0
+"""Seconds the flood and the test wait for each of its answers: only a guard against a hang.
+The flood's 160 first pushes of 100 entries each, built while tracemalloc traces every
+allocation of the service, take minutes on a machine loaded by other work."""
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(3 * FLOOD_WAIT)
 async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api: Api) -> None:
     """50 anonymous sockets from one address, each asking for 100 subscriptions of a
     100-entry board: 16 sockets open, 10 subscriptions each, everything else refused; the
@@ -459,13 +466,15 @@ async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api:
         "b",
         "--key",  # no allowance of cost points stops it first: the socket limits do
         API_KEYS[0],
+        "--wait",
+        str(FLOOD_WAIT),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert flood.stdin is not None
         assert flood.stdout is not None
-        counts = json.loads(await asyncio.wait_for(flood.stdout.readline(), 120))
+        counts = json.loads(await asyncio.wait_for(flood.stdout.readline(), FLOOD_WAIT))
         assert counts == {
             "opened": 16,
             "refusedSockets": {"429": 34},
@@ -482,7 +491,8 @@ async def test_a_socket_flood_is_refused_past_the_limits_and_memory_returns(api:
         held_heap = tracemalloc.get_traced_memory()[0] / MB
         flood.stdin.write(b"close\n")
         await flood.stdin.drain()
-        assert json.loads(await asyncio.wait_for(flood.stdout.readline(), 60)) == {"closed": 16}
+        closed = await asyncio.wait_for(flood.stdout.readline(), FLOOD_WAIT)
+        assert json.loads(closed) == {"closed": 16}
         await flood.wait()
     finally:
         if flood.returncode is None:

@@ -34,7 +34,7 @@ from leaderboard.config import Settings
 from soak.invariants import check_table as check_invariants
 from tests import test_bans as _bans
 from tests import test_erasure as _erasure
-from tests.conftest import API_KEYS, Api, _serve
+from tests.conftest import API_KEYS, WAIT, Api, _serve
 from tests.scan import scan_items
 
 ATTEMPTS = 4
@@ -321,23 +321,36 @@ async def hasty(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
 
 
 async def test_a_deadline_during_a_write_is_outcome_unknown(
-    api: Api, hasty: Api, proxy: FaultProxy, direct: Db
+    api: Api, hasty: Api, settings: Settings, proxy: FaultProxy, direct: Db
 ) -> None:
     await prepare(api)
     submission_id = str(uuid.uuid4())
-    proxy.inject(Rule(Fault.DELAY, TRANSACT, delay=2.5, times=1))
-    outcome = await submit(hasty, "p0", 10, submission_id)
+    # The play's transaction is held at the proxy until the service has given up on it: its
+    # reads before it have a deadline of 10 s to be done in, however loaded the machine.
+    limits = replace(settings.limits, request_deadline=10.0)
+    async with _serve(replace(settings, endpoint_url=proxy.url, limits=limits), None) as writer:
+        release = asyncio.Event()
+        proxy.inject(Rule(Fault.HOLD, TRANSACT, times=1, released=release))
+        try:
+            outcome = await submit(writer, "p0", 10, submission_id)
+        finally:
+            release.set()
     assert (outcome.status, outcome.code) == (503, "OUTCOME_UNKNOWN"), outcome
     # The write the service gave up on still reaches DynamoDB, and is applied.
-    await asyncio.wait_for(proxy.wait_forwarded(TRANSACT, 1), 30)
+    await asyncio.wait_for(proxy.wait_forwarded(TRANSACT, 1), WAIT)
     recorded = await check_table(direct, [outcome])
     assert recorded[("p0", 10)] in outcome.message
     again = await settle(api, direct, [outcome])
     assert again[0].duplicate is True
 
-    # A request cut off before it wrote anything is plainly BACKEND_UNAVAILABLE.
-    proxy.inject(Rule(Fault.DELAY, "BatchGetItem", delay=2.5, times=1))
-    late = await submit(hasty, "p1", 20, str(uuid.uuid4()))
+    # A request cut off before it wrote anything is plainly BACKEND_UNAVAILABLE: its first
+    # read is held until the service has answered.
+    release = asyncio.Event()
+    proxy.inject(Rule(Fault.HOLD, "BatchGetItem", times=1, released=release))
+    try:
+        late = await submit(hasty, "p1", 20, str(uuid.uuid4()))
+    finally:
+        release.set()
     assert (late.status, late.code) == (503, "BACKEND_UNAVAILABLE"), late
     assert proxy.received[TRANSACT] == 0
 

@@ -1,7 +1,7 @@
 """A flood of WebSockets and subscriptions, from a process of its own.
 
 ``python -m bench.socket_flood URL [--sockets 50] [--subscriptions 100] [--first 100]
-[--board global] [--addresses 1] [--key KEY]``
+[--board global] [--addresses 1] [--key KEY] [--wait 60]``
 
 Opens ``--sockets`` graphql-transport-ws connections to ``URL`` at once, each claiming one of
 ``--addresses`` client addresses in X-Forwarded-For (a service that trusts no proxy ignores
@@ -10,7 +10,9 @@ it) and presenting the API key ``--key`` if given, and sends ``--subscriptions``
 answered (its first push, or its refusal), it prints one JSON line of counts: sockets opened
 and refused (by HTTP status), subscriptions running and refused (by error code). It then holds
 the sockets open, reading what they are pushed, until a line arrives on stdin (or stdin
-closes), closes them all, and prints a second line: ``{"closed": n}``.
+closes), closes them all, and prints a second line: ``{"closed": n}``. A socket that waits
+``--wait`` seconds for its next answer (its acknowledgement, a subscription's first push or
+refusal) gives up, and so does the flood.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ async def _one_socket(
     subscriptions: int,
     variables: dict[str, Any],
     counts: FloodCounts,
+    wait: float,
 ) -> ClientWebSocketResponse | None:
     try:
         ws = await session.ws_connect(url, protocols=("graphql-transport-ws",), headers=headers)
@@ -66,13 +69,13 @@ async def _one_socket(
         return None
     counts.opened += 1
     await ws.send_json({"type": "connection_init"})
-    await ws.receive_json(timeout=30)
+    await ws.receive_json(timeout=wait)
     for n in range(subscriptions):
         payload = {"query": QUERY, "variables": variables}
         await ws.send_json({"id": str(n), "type": "subscribe", "payload": payload})
     answered: set[str] = set()
     while len(answered) < subscriptions:
-        message = await ws.receive_json(timeout=60)
+        message = await ws.receive_json(timeout=wait)
         id_ = message.get("id")
         if id_ is None or id_ in answered:
             continue
@@ -102,6 +105,7 @@ async def open_flood(
     board: str,
     addresses: int,
     key: str | None = None,
+    wait: float = 60.0,
 ) -> tuple[FloodCounts, list[ClientWebSocketResponse], ClientSession]:
     """Open the flood; the caller closes the sockets and the session."""
     counts = FloodCounts()
@@ -116,7 +120,7 @@ async def open_flood(
 
     opened = await asyncio.gather(
         *(
-            _one_socket(session, url, headers(n), subscriptions, variables, counts)
+            _one_socket(session, url, headers(n), subscriptions, variables, counts, wait)
             for n in range(sockets)
         )
     )
@@ -132,6 +136,7 @@ async def _run(options: argparse.Namespace) -> None:
         board=options.board,
         addresses=options.addresses,
         key=options.key,
+        wait=options.wait,
     )
     readers = [asyncio.create_task(_drain(ws)) for ws in open_sockets]
     print(json.dumps(counts.as_json()), flush=True)
@@ -152,5 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--board", default="global")
     parser.add_argument("--addresses", type=int, default=1)
     parser.add_argument("--key", default=None, help="an API key to present")
+    parser.add_argument(
+        "--wait", type=float, default=60.0, help="seconds a socket waits for each answer"
+    )
     asyncio.run(_run(parser.parse_args(argv)))
     return 0
