@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -486,6 +486,29 @@ async def _get_metrics(session: aiohttp.ClientSession, base: str) -> Samples:
         return parse(await response.text())
 
 
+@asynccontextmanager
+async def _open_socket(
+    session: aiohttp.ClientSession, base: str
+) -> AsyncIterator[ClientWebSocketResponse]:
+    """A WebSocket that a well-behaved client keeps open: acknowledged, and read throughout
+    (which answers the service's pings), so that none of the service's bounds on a socket
+    closes it however long the test takes."""
+    async with session.ws_connect(f"{base}/graphql", protocols=("graphql-transport-ws",)) as ws:
+        await ws.send_json({"type": "connection_init"})
+        assert (await ws.receive_json(timeout=WAIT))["type"] == "connection_ack"
+        reading = asyncio.create_task(_read_all(ws))
+        try:
+            yield ws
+        finally:
+            await ws.close()
+            await reading
+
+
+async def _read_all(ws: ClientWebSocketResponse) -> None:
+    async for _ in ws:
+        pass
+
+
 async def test_processes_sharing_a_directory_report_their_sum(
     settings: Settings, table: Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -493,6 +516,7 @@ async def test_processes_sharing_a_directory_report_their_sum(
         _worker(settings, tmp_path) as (_, one),
         _worker(settings, tmp_path) as (second, two),
         aiohttp.ClientSession(headers=KEYED) as session,
+        AsyncExitStack() as stack,
     ):
 
         async def ask(base: str, query: str) -> None:
@@ -503,8 +527,8 @@ async def test_processes_sharing_a_directory_report_their_sum(
             for _ in range(times):
                 await ask(base, "query Shared { __typename }")
         await ask(two, 'query Board { leaderboard(id: "none") { name } }')
-        ws_one = await session.ws_connect(f"{one}/graphql", protocols=("graphql-transport-ws",))
-        ws_two = await session.ws_connect(f"{two}/graphql", protocols=("graphql-transport-ws",))
+        ws_one = await stack.enter_async_context(_open_socket(session, one))
+        ws_two = await stack.enter_async_context(_open_socket(session, two))
 
         for base in (one, two):
             samples = await _get_metrics(session, base)
