@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-__all__ = ["UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats"]
+__all__ = ["RETRYABLE", "UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats"]
 
 UNEXPECTED = "unexpected"
 """The error class of every failure the soak does not provoke on purpose."""
@@ -35,6 +36,10 @@ class Stats:
     """Typed errors the workload provokes on purpose, by code."""
     unexpected_errors: Counter[str] = field(default_factory=Counter)
     """Every other failure, by code (``INTERNAL_SERVER_ERROR``, ``HTTP 503``, ...)."""
+    retried: Counter[str] = field(default_factory=Counter)
+    """Reads sent again after a refusal that asks the client to retry (the service out of time
+    or of room: nothing was read), by the refusal's code; a read refused on its last attempt
+    counts as unexpected."""
     error_samples: list[str] = field(default_factory=list)
 
     def op(self, name: str) -> OpStats:
@@ -100,10 +105,33 @@ class GraphQLClient:
         *,
         admin: bool = False,
         expected: Callable[[str], bool] | None = None,
+        retries: int = 0,
     ) -> Answer:
         """Send one request (with the admin key when ``admin``). A failure of HTTP or GraphQL
         is counted as unexpected here, unless ``expected`` (asked once the answer is in)
-        accepts its code; typed errors inside a mutation's payload are left to the caller."""
+        accepts its code; typed errors inside a mutation's payload are left to the caller.
+
+        A refusal that asks the client to retry (:data:`RETRYABLE`) is sent again, up to
+        ``retries`` times, a second apart, as a game client does with a read: the service
+        promises such a request did nothing. Only for requests that change nothing."""
+        for _ in range(retries):
+            answer = await self._send(op, query, variables, admin=admin, expected=expected)
+            if answer.code is None or not _retryable(answer.code):
+                return answer
+            self.stats.retried[answer.code] += 1
+            await asyncio.sleep(RETRY_SECONDS)
+        return await self._send(op, query, variables, admin=admin, expected=expected, last=True)
+
+    async def _send(
+        self,
+        op: str,
+        query: str,
+        variables: Mapping[str, Any],
+        *,
+        admin: bool,
+        expected: Callable[[str], bool] | None,
+        last: bool = False,
+    ) -> Answer:
         started = time.perf_counter()
         try:
             async with self.http.post(
@@ -132,9 +160,21 @@ class GraphQLClient:
         if status != 200:
             code = f"HTTP {status} {code}" if codes else f"HTTP {status}"
         answer = Answer(None, code, (json.dumps(errors) if errors else text)[:400])
+        if not last and _retryable(code):
+            return answer  # counted by the caller, which sends it again
         provoked = status == 200 and expected is not None and expected(code)
         self.stats.error(op, code, expected=provoked, detail=answer.detail)
         return answer
+
+
+RETRYABLE = ("BACKEND_UNAVAILABLE", "SERVICE_OVERLOADED")
+"""The codes of refusals that promise nothing was done and ask the client to come back."""
+RETRY_SECONDS = 1.0
+"""How long a client waits before it sends a refused read again (the service's Retry-After)."""
+
+
+def _retryable(code: str) -> bool:
+    return code.removeprefix("HTTP 503 ") in RETRYABLE
 
 
 def _json(text: str) -> Any:

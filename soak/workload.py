@@ -386,9 +386,10 @@ class Workload:
     async def _read(
         self, op: str, query: str, variables: dict[str, Any], player: str | None = None
     ) -> Answer:
-        """A read; about ``player``, it may find the player erased (PLAYER_NOT_FOUND)."""
+        """A read; about ``player``, it may find the player erased (PLAYER_NOT_FOUND). A read
+        the service refuses for want of time or room is sent again, twice at most."""
         expected = self.moderation.read_error(player) if player is not None else None
-        return await self.client.request(op, query, variables, expected=expected)
+        return await self.client.request(op, query, variables, expected=expected, retries=2)
 
     def _erasing(self, player: str) -> bool:
         return player in self.ledger.erasing
