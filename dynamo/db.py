@@ -34,7 +34,7 @@ class ImmutableItems:
 @dataclass(frozen=True)
 class Db:
     """What an access-pattern function needs: the client, the table name, the cursor codec, and
-    the process's cache of immutable items and per-player queues."""
+    the process's cache of immutable items, per-player queues and per-count-shard queues."""
 
     client: DynamoDBClient
     table: str
@@ -42,3 +42,7 @@ class Db:
     immutable: ImmutableItems = field(default_factory=ImmutableItems)
     players: KeyedLocks = field(default_factory=KeyedLocks)
     """Queues the plays of each player within this process."""
+    counts: KeyedLocks = field(default_factory=KeyedLocks)
+    """Queues, within this process, the transactions of first entries that count in the same
+    count shard of a board (dynamo/leaderboards.py): on DynamoDB two of them in flight at once
+    would cancel one another for the conflict."""

@@ -10,8 +10,10 @@ id), not by when they are recorded: a play recorded after a newer one (it waited
 instance, or lost a race and was retried) does not replace a newer LATEST entry, and an
 INCREMENT total keeps the newer play as its attainment. When the entry changes, the entry
 guard moves (conditional on still holding the entry that was read), the old Score item goes
-and the new one is put. The board counts the player in its ``entryCount`` on a first entry; a
-periodic family's board is created by that same write.
+and the new one is put. A first entry adds one to the player's count shard of the board (see
+dynamo/leaderboards.py). Nothing else of the board is written, not even checked: every item a
+play writes is its player's, or the player's count shard, so that plays of other players on
+the same board never share an item with it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.items import serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
+from dynamo.leaderboards import LeaderboardItem, Operator, count_change
 from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
@@ -129,25 +131,15 @@ def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
 
 
 def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
-    """The transaction items of one board, each with its role (for cancellation reasons)."""
+    """The transaction items of one board, each with its role (for cancellation reasons): on
+    a first entry the count shard's increment, then the entry guard's condition or change and
+    the Score items. The board's own item is not among them: its existence, window and
+    bounds were checked from the consistent read before the transaction."""
     board = change.board
-    bkey = LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)
     items: list[tuple[str, Any]] = []
     if change.first:
-        items.append(("board", _count_entry(table, bkey, board)))
-    else:
-        items.append(
-            (
-                "board",
-                {
-                    "ConditionCheck": {
-                        "TableName": table,
-                        "Key": serialize(bkey),
-                        "ConditionExpression": "attribute_exists(pk)",
-                    }
-                },
-            )
-        )
+        player_id = change.entry.player_id
+        items.append(("count", count_change(table, board.leaderboard_id, player_id, 1, board.ttl)))
     if not change.changed:
         if change.old is not None:
             # The entry stays as read: on condition that it still stands as read, so that a
@@ -186,24 +178,3 @@ def _guard_check(table: str, old: EntryGuardItem) -> dict[str, Any]:
         "ConditionExpression": f"scoreSk = :old AND {standing}",
         "ExpressionAttributeValues": serialize({":old": old.score_sk, ":true": True}),
     }
-
-
-def _count_entry(table: str, bkey: dict[str, str], board: LeaderboardItem) -> dict[str, Any]:
-    """Count a first entry into the board. A family board is written whole if it is new
-    (if_not_exists on every attribute, so racing first plays agree); any other board must
-    exist already."""
-    update: dict[str, Any] = {"TableName": table, "Key": serialize(bkey)}
-    if board.family_id is None:
-        update["UpdateExpression"] = "ADD entryCount :one"
-        update["ConditionExpression"] = "attribute_exists(pk)"
-        update["ExpressionAttributeValues"] = serialize({":one": 1})
-        return {"Update": update}
-    attributes = {k: v for k, v in board.attributes().items() if k != "entryCount"}
-    names = {f"#a{i}": name for i, name in enumerate(attributes)}
-    values: dict[str, Any] = {f":a{i}": value for i, value in enumerate(attributes.values())}
-    values[":one"] = 1
-    assignments = ", ".join(f"#a{i} = if_not_exists(#a{i}, :a{i})" for i in range(len(names)))
-    update["UpdateExpression"] = f"SET {assignments} ADD entryCount :one"
-    update["ExpressionAttributeNames"] = names
-    update["ExpressionAttributeValues"] = serialize(values)
-    return {"Update": update}

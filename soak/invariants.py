@@ -26,8 +26,11 @@ The Session items are the record of every play; everything else must follow from
   was lifted counts (the ban refused every later play and removed every entry); with several
   processes, a play whose time was taken just before the lifting may have been written just
   after it, and counts (the same race as a removal's);
-- every board's ``entryCount`` is the number of distinct players with a session on it (a
-  session that counts, after any removal of the player's entry there);
+- every board's ``entryCount`` (its item's own plus its count shards') is the number of
+  distinct players with a session on it (a session that counts, after any removal of the
+  player's entry there); on a board whose item counts none itself (every board created since
+  the count shards), each shard counts exactly the players whose shard it is, and carries the
+  board's ttl;
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
 - a ``submissionId`` is recorded by at most one session, and its play record points at it;
 - every session names existing boards, each open at the time it was played;
@@ -54,7 +57,15 @@ from dynamo.families import FAMILY, FamilyItem
 from dynamo.items import Item, deserialize
 from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.layout import entity_of
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    EntryCountShard,
+    LeaderboardItem,
+    Operator,
+    SortOrder,
+    count_shard,
+)
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
@@ -147,6 +158,8 @@ class Snapshot:
     claims: dict[str, str] = field(default_factory=dict)
     """E-mail address -> the playerId of its claim."""
     boards: dict[str, LeaderboardItem] = field(default_factory=dict)
+    shards: dict[str, list[EntryCountShard]] = field(default_factory=dict)
+    """leaderboardId -> the board's count shards."""
     families: dict[str, FamilyItem] = field(default_factory=dict)
     sessions: dict[tuple[str, str], SessionItem] = field(default_factory=dict)
     """(playerId, sessionId) -> session."""
@@ -269,6 +282,10 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         board = LeaderboardItem.model_validate(raw)
         snap.boards[board.leaderboard_id] = board
         expected = LEADERBOARD.keys_of(board)
+    elif entity is ENTRY_COUNT_SHARD:
+        shard = EntryCountShard.model_validate(raw)
+        snap.shards.setdefault(shard.leaderboard_id, []).append(shard)
+        expected = ENTRY_COUNT_SHARD.keys_of(shard)
     elif entity is SCORE:
         score = ScoreItem.model_validate(raw)
         pair = (score.player_id, score.leaderboard_id)
@@ -675,13 +692,46 @@ def _check_boards(snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]]) -> 
         players[board_id].add(player_id)
     found: list[Violation] = []
     for board_id, board in snap.boards.items():
-        distinct = len(players.get(board_id, set()))
-        if board.entry_count != distinct:
+        entered = players.get(board_id, set())
+        shards = snap.shards.get(board_id, [])
+        count = board.entry_count + sum(s.entry_count for s in shards)
+        if count != len(entered):
             found.append(
                 Violation(
                     Kind.ENTRY_COUNT,
                     f"board {board_id}",
-                    f"entryCount is {board.entry_count}; {distinct} distinct players played on it",
+                    f"entryCount is {count}; {len(entered)} distinct players played on it",
+                )
+            )
+        if board.entry_count == 0:
+            found.extend(_check_shards(board, shards, entered))
+    return found
+
+
+def _check_shards(
+    board: LeaderboardItem, shards: Sequence[EntryCountShard], entered: set[str]
+) -> list[Violation]:
+    """A board whose item counts none itself: each shard counts its players, with the board's
+    ttl."""
+    expected = Counter(count_shard(p) for p in entered)
+    counted = {s.shard: s.entry_count for s in shards if s.entry_count}
+    found = []
+    if counted != dict(expected):
+        found.append(
+            Violation(
+                Kind.ENTRY_COUNT,
+                f"board {board.leaderboard_id}",
+                f"its shards count {dict(sorted(counted.items()))}, its players' shards are "
+                f"{dict(sorted(expected.items()))}",
+            )
+        )
+    for shard in shards:
+        if shard.ttl != board.ttl:
+            found.append(
+                Violation(
+                    Kind.ENTRY_TTL,
+                    f"board {board.leaderboard_id} shard {shard.shard}",
+                    f"the shard's ttl is {shard.ttl}, the board's {board.ttl}",
                 )
             )
     return found

@@ -276,10 +276,29 @@ answers, not speed; a loaded machine (DynamoDB Local, the service and the test c
 its cores) must not turn a slow answer into a refusal. Tests of the deadlines set their own."""
 
 
+DIRECT = "direct"
+CONFLICTS = "conflicts"
+CONFLICT_HOLD = 0.010
+"""Seconds a transaction holds its items under the conflict rule: a transaction's own
+latency on DynamoDB, which widens the window in which others meet it."""
+
+both_rules = pytest.mark.parametrize("instances", [DIRECT, CONFLICTS], indirect=True)
+"""Runs a test of racing writes twice: against DynamoDB Local alone, and through the fault
+proxy applying DynamoDB's transaction-conflict rule, which DynamoDB Local lacks (a
+transaction touching an item another one in flight holds is cancelled, as on AWS)."""
+
+
 @pytest.fixture
-async def instances(settings: Settings) -> AsyncIterator[list[Api]]:
+async def instances(
+    request: pytest.FixtureRequest, settings: Settings, proxy: FaultProxy
+) -> AsyncIterator[list[Api]]:
     """Three service instances (each its own client, loaders and per-player queues) on one
-    table: what several processes behind a load balancer look like to DynamoDB."""
+    table: what several processes behind a load balancer look like to DynamoDB. Given
+    ``CONFLICTS`` (``both_rules``), they reach it through the proxy, applying the conflict
+    rule with every transaction holding its items ``CONFLICT_HOLD``."""
+    if getattr(request, "param", DIRECT) == CONFLICTS:
+        proxy.emulate_conflicts(hold=CONFLICT_HOLD)
+        settings = replace(settings, endpoint_url=proxy.url)
     async with AsyncExitStack() as stack:
         yield [await stack.enter_async_context(_serve(settings, None)) for _ in range(3)]
 

@@ -40,6 +40,7 @@ ENTITIES: dict[str, str] = {
         ]
     ),
     "leaderboard": "\n".join([f"LEADERBOARD#{_id('board')}", "#METADATA", "", "", "", ""]),
+    "entry count shard": "\n".join([f"LEADERBOARD#{_id('board')}", "#COUNT#[0-9]{2}", *[""] * 4]),
     "score": "\n".join(
         [
             f"LEADERBOARD#{_id('board')}",

@@ -14,7 +14,7 @@ from dynamo.scores import SCORE, ScoreItem
 from dynamo.sessions import SESSION
 from gql.auth import fingerprint
 from soak.invariants import check_table
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, both_rules
 from tests.scan import scan_items
 from tests.test_subscriptions import WATCH, _next, _subscribed
 
@@ -221,6 +221,7 @@ async def test_a_subscriber_receives_the_new_top_after_a_ban(api: Api) -> None:
         assert await _next(ws) == [("bob", 80, 1), ("cat", 70, 2)]
 
 
+@both_rules
 async def test_a_ban_racing_thirty_plays_on_two_instances_leaves_no_entry(
     instances: list[Api],
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
-from tests.conftest import Api
+from tests.conftest import Api, both_rules
 from tests.scan import scan_items
 
 
@@ -36,6 +36,7 @@ async def _race(instances: list[Api], player: str, board: str, scores: list[int]
     assert len({r["session"]["id"] for r in results}) == len(scores)
 
 
+@both_rules
 async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api]) -> None:
     api = instances[0]
     await api.create_player("racer")
@@ -62,6 +63,7 @@ async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api])
 
 
 @pytest.mark.slow
+@both_rules
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
 async def test_fifty_concurrent_increments_across_instances(
     instances: list[Api], order: str
@@ -86,6 +88,7 @@ async def test_fifty_concurrent_increments_across_instances(
 
 
 @pytest.mark.slow
+@both_rules
 async def test_concurrent_first_entries_of_many_players_count_once_each(
     instances: list[Api],
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from dynamo.leaderboards import LEADERBOARD
 from dynamo.scores import SCORE
-from tests.conftest import Api
+from tests.conftest import Api, both_rules
 from tests.scan import scan_items
 
 CREATE = """mutation($i: CreateLeaderboardFamilyInput!) { createLeaderboardFamily(input: $i) {
@@ -156,6 +156,7 @@ async def test_current_board_before_its_first_play_and_bad_families(api: Api) ->
         assert data["createLeaderboardFamily"]["errors"] == [{"code": code, "field": field}]
 
 
+@both_rules
 async def test_racing_first_plays_create_the_period_board_once(instances: list[Api]) -> None:
     import asyncio
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from dynamo.leaderboards import count_shard
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -35,10 +36,21 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
     )
     assert (player["lifetimeScore"], player["gamesPlayed"]) == (1234 + 99 + 4321, 3)
 
+    # The board's item is as created; its count is in the count shard of alice's first entry.
+    shard = f"#COUNT#{count_shard('alice')}"
+    assert re.fullmatch(r"#COUNT#\d{2}", shard)
     for board in ("global", "laps"):
         meta = rows[(f"LEADERBOARD#{board}", "#METADATA")]
-        assert meta["entryCount"] == 1
+        assert meta["entryCount"] == 0
         assert not {"gsi1pk", "gsi2pk"} & set(meta)
+        count = rows[(f"LEADERBOARD#{board}", shard)]
+        assert count == {
+            "pk": f"LEADERBOARD#{board}",
+            "sk": shard,
+            "leaderboardId": board,
+            "shard": shard.removeprefix("#COUNT#"),
+            "entryCount": 1,
+        }
 
     scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
     assert len(scores) == 2
@@ -67,6 +79,8 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
             ("PLAYER#alice", "#METADATA"),
             ("LEADERBOARD#global", "#METADATA"),
             ("LEADERBOARD#laps", "#METADATA"),
+            ("LEADERBOARD#global", shard),
+            ("LEADERBOARD#laps", shard),
             ("PLAYER_EMAIL#alice@x.example", "#CLAIM"),
         }
     )

@@ -195,6 +195,12 @@ async def test_the_index_and_count_agree_after_removals(indexed: Indexed) -> Non
     from_index = await indexed.index.better_counts(board, entries)
     assert from_index == await ranks.better_counts(api.db, board, entries)
     assert sorted(from_index.values()) == [0, 1, 2]
+    # The index's total (its set's size) and the board's count (its shards) agree.
+    data = await api.gql(
+        '{ leaderboard(id: "b") { entryCount rankOf(playerId: "cat") { rank total } } }'
+    )
+    assert data["leaderboard"] == {"entryCount": 3, "rankOf": {"rank": 3, "total": 3}}
+    assert await indexed.index.ranks({"b": [("cat", None)]}) is not None
 
 
 async def test_a_subscriber_receives_the_new_top_after_a_removal(api: Api) -> None:

@@ -93,9 +93,10 @@ async def test_page_ranks_follow_ties_across_page_boundaries(api: Api) -> None:
             break
         after = page["pageInfo"]["endCursor"]
     assert got == [(p, r) for p, _, r in expected]
-    # Per page: the board (GetItem), the page (Query) and its players (BatchGetItem); the
-    # ranks of the first page cost nothing, those of each later page two COUNT Queries.
-    assert api.calls == {"GetItem": 3, "Query": 3 + 2 * 2, "BatchGetItem": 3}
+    # Per page: the board with its count (Query), the page (Query) and its players
+    # (BatchGetItem); the ranks of the first page cost nothing, those of each later page two
+    # COUNT Queries.
+    assert api.calls == {"Query": 3 + 3 + 2 * 2, "BatchGetItem": 3}
 
 
 async def test_friends_board_and_ranks_on_several_boards(api: Api) -> None:
