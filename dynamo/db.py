@@ -17,7 +17,8 @@ __all__ = ["Db", "ImmutableItems"]
 
 
 class ImmutableItems:
-    """Raw items that never change once written (family definitions), kept per process."""
+    """Raw items that never change once written (family definitions, but for their
+    partitions: see dynamo/families.py), kept per process."""
 
     def __init__(self, max_items: int = 4096) -> None:
         self._items: dict[Key, Any] = {}
@@ -27,7 +28,8 @@ class ImmutableItems:
         return self._items.get(key)
 
     def put(self, key: Key, raw: Any) -> None:
-        if len(self._items) < self._max:
+        """Keep ``raw`` (in place of the item kept at ``key``, if any) while room is left."""
+        if key in self._items or len(self._items) < self._max:
             self._items[key] = raw
 
 

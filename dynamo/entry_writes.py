@@ -10,7 +10,8 @@ id), not by when they are recorded: a play recorded after a newer one (it waited
 instance, or lost a race and was retried) does not replace a newer LATEST entry, and an
 INCREMENT total keeps the newer play as its attainment. When the entry changes, the entry
 guard moves (conditional on still holding the entry that was read), the old Score item goes
-and the new one is put. A first entry adds one to the player's count shard of the board (see
+and the new one is put (on a write-sharded board, in the player's partition of it: see
+dynamo/scores.py). A first entry adds one to the player's count shard of the board (see
 dynamo/leaderboards.py). Nothing else of the board is written, not even checked: every item a
 play writes is its player's, or the player's count shard, so that plays of other players on
 the same board never share an item with it.
@@ -24,9 +25,9 @@ from typing import Any
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.items import serialize
+from dynamo.items import key, serialize
 from dynamo.leaderboards import LeaderboardItem, Operator, count_change
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
+from dynamo.scores import ScoreItem, rank_value, score_item
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
 
@@ -146,8 +147,6 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
             # play racing a removal of the entry is read again (and then enters afresh).
             items.append(("entry", {"ConditionCheck": _guard_check(table, change.old)}))
         return items
-    sort = sort_values(board, change.entry)
-    keys = SCORE.keys_of(change.entry, **sort)
     guard = guard_for(board, change.entry, version=change.version)
     put_guard: dict[str, Any] = {"TableName": table, "Item": serialize(ENTRY_GUARD.item(guard))}
     if change.old is None:
@@ -158,10 +157,14 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         put_guard["ExpressionAttributeValues"] = check["ExpressionAttributeValues"]
     items.append(("entry", {"Put": put_guard}))
     entry = change.entry.model_copy(update={"version": guard.version})
-    if change.old is not None and not change.old.removed and change.old.score_sk != keys["sk"]:
-        old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
-        items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
-    put_score = {"TableName": table, "Item": serialize(SCORE.item(entry, **sort))}
+    if (
+        change.old is not None
+        and not change.old.removed
+        and change.old.score_key != guard.score_key
+    ):
+        old_key = key(*change.old.score_key)
+        items.append(("old_score", {"Delete": {"TableName": table, "Key": old_key}}))
+    put_score = {"TableName": table, "Item": serialize(score_item(board, entry))}
     items.append(("score", {"Put": put_score}))
     return items
 

@@ -12,7 +12,7 @@ from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD
 from dynamo.moderation import MODERATION
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
-from dynamo.scores import SCORE
+from dynamo.scores import PARTITIONED_SCORE, SCORE
 from dynamo.sessions import SESSION
 
 __all__ = ["ENTITIES", "entity_of"]
@@ -22,6 +22,7 @@ ENTITIES: tuple[Entity, ...] = (
     LEADERBOARD,
     ENTRY_COUNT_SHARD,
     SCORE,
+    PARTITIONED_SCORE,
     SESSION,
     ENTRY_GUARD,
     EMAIL_CLAIM,

@@ -33,6 +33,7 @@ __all__ = [
     "ENTRY_COUNT_SHARD",
     "FAMILY_BOARD_ID",
     "LEADERBOARD",
+    "MAX_PARTITIONS",
     "MAX_SCORE_WIDTH",
     "LeaderboardItem",
     "Operator",
@@ -47,6 +48,7 @@ __all__ = [
     "get_leaderboards",
     "is_family_board_id",
     "largest_score",
+    "player_hash",
     "read_board",
     "reserved_id_message",
 ]
@@ -60,6 +62,10 @@ COUNT_SHARDS = 32
 """Count shards per board (a power of two; the README's "Submitting a score" says why 32):
 two first entries in flight together meet on one shard one time in 32, and a board item with
 all 32 shards is read in one Query of under 4 KB, one read unit."""
+
+MAX_PARTITIONS = 64
+"""The most partition keys a board's Score items may spread over (``partitions``, a power of
+two): 64 partitions take some 64,000 write units a second."""
 
 MAX_SCORE_WIDTH = 15
 """Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
@@ -107,6 +113,10 @@ class LeaderboardItem(Item):
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     entry_count: int = 0
+    partitions: int = 1
+    """How many partition keys the board's Score items spread over (a power of two up to
+    MAX_PARTITIONS), fixed when the board is created: 1 keeps them all under the board's own
+    (see dynamo/scores.py)."""
     family_id: str | None = None
     """The family that owns this board, for the concrete boards of a periodic family."""
     ttl: int | None = None
@@ -168,11 +178,16 @@ class EntryCountShard(Item):
     """The board's own, for periodic boards: the shard expires with the board."""
 
 
+def player_hash(player_id: str) -> int:
+    """A stable hash of a player's id (the same in every process, unlike Python's ``hash``):
+    BLAKE2b, 64 bits. It picks the player's count shard and, on a write-sharded board, the
+    partition of its Score item."""
+    return int.from_bytes(hashlib.blake2b(player_id.encode(), digest_size=8).digest(), "big")
+
+
 def count_shard(player_id: str) -> str:
-    """The count shard of a player's entries, on every board: a stable hash of its id (the
-    same in every process, unlike Python's ``hash``)."""
-    digest = hashlib.blake2b(player_id.encode(), digest_size=8).digest()
-    return f"{int.from_bytes(digest, 'big') % COUNT_SHARDS:02d}"
+    """The count shard of a player's entries, on every board (see :func:`player_hash`)."""
+    return f"{player_hash(player_id) % COUNT_SHARDS:02d}"
 
 
 def count_shard_item(leaderboard_id: str, player_id: str) -> str:

@@ -30,13 +30,12 @@ from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
-from dynamo.items import Item, now, parse, serialize
+from dynamo.items import Item, key, now, parse, serialize
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
 from dynamo.leaderboards import LEADERBOARD, count_change
 from dynamo.outcomes import watching
 from dynamo.reads import Page, batch_get, query_page, range_page
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
-from dynamo.scores import SCORE
 from dynamo.table import GSI1, GSI2
 
 __all__ = [
@@ -232,8 +231,9 @@ async def removals(db: Db, guards: Sequence[EntryGuardItem], *, erase: bool = Fa
     keys = [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards]
     boards = await batch_get(db, keys, consistent=True)
     items: list[Any] = []
-    for guard, key in zip(guards, keys, strict=True):
-        items.extend(entry_removal_items(db.table, guard, counted=key in boards, erase=erase))
+    for guard, board_key in zip(guards, keys, strict=True):
+        counted = board_key in boards
+        items.extend(entry_removal_items(db.table, guard, counted=counted, erase=erase))
     return items
 
 
@@ -241,28 +241,28 @@ def entry_removal_items(
     table: str, guard: EntryGuardItem, *, counted: bool, erase: bool = False
 ) -> list[Any]:
     """The transaction items that take the entry ``guard`` holds off its board, conditional
-    on the guard still holding it: its Score item is deleted, and with ``counted`` (False when
-    the board is gone) the board's ``entryCount`` drops by one in the player's count shard,
-    which carries the guard's ``ttl`` (the board's), so that a shard written as the board
-    expires expires with it. The guard becomes a tombstone, or with ``erase`` is deleted."""
+    on the guard still holding it: its Score item (where the guard says it is) is deleted,
+    and with ``counted`` (False when the board is gone) the board's ``entryCount`` drops by
+    one in the player's count shard, which carries the guard's ``ttl`` (the board's), so that
+    a shard written as the board expires expires with it. The guard becomes a tombstone, or
+    with ``erase`` is deleted."""
     condition = {
         "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
         "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
     }
     if erase:
-        key = ENTRY_GUARD.key_attributes(
+        guard_key = ENTRY_GUARD.key_attributes(
             player_id=guard.player_id, leaderboard_id=guard.leaderboard_id
         )
         guard_item: dict[str, Any] = {
-            "Delete": {"TableName": table, "Key": serialize(key), **condition}
+            "Delete": {"TableName": table, "Key": serialize(guard_key), **condition}
         }
     else:
         tombstone = guard.model_copy(update={"version": guard.version + 1, "removed": True})
         guard_item = {
             "Put": {"TableName": table, "Item": serialize(ENTRY_GUARD.item(tombstone)), **condition}
         }
-    score_key = {"pk": SCORE.pk.fill(leaderboard_id=guard.leaderboard_id), "sk": guard.score_sk}
-    items = [guard_item, {"Delete": {"TableName": table, "Key": serialize(score_key)}}]
+    items = [guard_item, {"Delete": {"TableName": table, "Key": key(*guard.score_key)}}]
     if counted:
         items.append(count_change(table, guard.leaderboard_id, guard.player_id, -1, guard.ttl))
     return items

@@ -12,8 +12,9 @@ The transaction holds the player's own items and, on a first entry, the player's
 of the board; never the board's own item, which every play of the board would share (DynamoDB
 cancels a transaction that touches an item another one in flight holds). The board's
 existence, window and bounds are checked from the read. A family's board that the read finds
-missing is created by one conditional PutItem before the transaction (a play that loses that
-race reads the board that stands, and plays on it). Within one process, the transactions of
+missing is created by one conditional PutItem before the transaction, with the family's
+partitions read afresh (a play that loses that race reads the board that stands, and plays on
+it). Within one process, the transactions of
 first entries counted in one count shard wait for each other (``Db.counts``) instead of
 cancelling each other; between processes such a conflict is retried like any other race.
 
@@ -40,7 +41,13 @@ from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.families import FamilyItem, concrete_board, get_families, period_window
+from dynamo.families import (
+    FamilyItem,
+    concrete_board,
+    get_families,
+    period_window,
+    with_current_partitions,
+)
 from dynamo.ids import new_session_id
 from dynamo.items import now, parse, serialize, stamp
 from dynamo.leaderboards import (
@@ -195,7 +202,10 @@ async def _attempt(
     ]
     for n, (target, board) in enumerate(zip(targets, boards, strict=True)):
         if board is None and target.template is not None:
-            if await create_family_board(db, target.template):
+            # Created with the family's partitions as they stand, past the process's copy.
+            template = await with_current_partitions(db, target.template)
+            if await create_family_board(db, template):
+                changes[n] = _decide(found, template, play, target, session_id, at)
                 continue
             # Another play created it first: play on the board that stands, read again.
             again = await read_board(db, target.leaderboard_id, consistent=True)

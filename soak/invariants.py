@@ -4,8 +4,10 @@ The Session items are the record of every play; everything else must follow from
 
 - every player's ``gamesPlayed`` and ``lifetimeScore`` are the count and the sum of its sessions;
 - for every (player, board) the player played on, there is exactly one Score item and one entry
-  guard, and they agree (the guard's ``scoreSk`` is the Score item's sort key, same score,
-  attainedAt, session, version and ttl);
+  guard, and they agree (the guard's ``scoreSk`` is the Score item's sort key and its
+  partition the Score item's, same score, attainedAt, session, version and ttl); the Score
+  item is in the player's partition of the board (its only one, or on a write-sharded board
+  the one the player's hash picks);
 - the Score item holds the board operator's result over the player's sessions on that board,
   in play order (``playedAt``, then the time-sortable ``sessionId``): the best score, the
   latest score, or the sum; and it names a session that set it, with that session's
@@ -69,7 +71,15 @@ from dynamo.leaderboards import (
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
+from dynamo.scores import (
+    PARTITIONED_SCORE,
+    SCORE,
+    ScoreItem,
+    rank_value,
+    score_entity,
+    score_values,
+    tie_value,
+)
 from dynamo.sessions import SESSION, SessionItem
 
 if TYPE_CHECKING:
@@ -286,7 +296,7 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         shard = EntryCountShard.model_validate(raw)
         snap.shards.setdefault(shard.leaderboard_id, []).append(shard)
         expected = ENTRY_COUNT_SHARD.keys_of(shard)
-    elif entity is SCORE:
+    elif entity is SCORE or entity is PARTITIONED_SCORE:
         score = ScoreItem.model_validate(raw)
         pair = (score.player_id, score.leaderboard_id)
         snap.scores.setdefault(pair, []).append(Keyed(score, keys))
@@ -617,9 +627,9 @@ def _check_entry(
         add(Kind.DUPLICATE_SCORE, f"{len(scores)} Score items: {', '.join(sks)}")
     if not scores:
         return found
-    keyed = next((s for s in scores if guard and s.keys.get("sk") == guard.score_sk), scores[0])
+    keyed = next((s for s in scores if guard and _key_of(s) == guard.score_key), scores[0])
     score = keyed.item
-    wanted_keys = SCORE.keys_of(score, **sort_values(board, score))
+    wanted_keys = score_entity(board).keys_of(score, **score_values(board, score))
     if keyed.keys != wanted_keys:
         found.append(_key_problem(subject, keyed.keys, wanted_keys))
     if score.score != expected.score:
@@ -669,6 +679,7 @@ def _guard_differences(
     score = keyed.item
     pairs: list[tuple[str, object, object]] = [
         ("scoreSk", guard.score_sk, keyed.keys.get("sk")),
+        ("scorePk", guard.score_key[0], keyed.keys.get("pk")),
         ("score", guard.score, score.score),
         ("attainedAt", guard.attained_at, score.attained_at),
         ("sessionId", guard.session_id, score.session_id),
@@ -684,6 +695,10 @@ def _guard_differences(
     return [
         f"guard {name} {mine!r} vs {theirs!r}" for name, mine, theirs in pairs if mine != theirs
     ]
+
+
+def _key_of(keyed: Keyed[ScoreItem]) -> tuple[str, str]:
+    return keyed.keys.get("pk", ""), keyed.keys.get("sk", "")
 
 
 def _check_boards(snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]]) -> list[Violation]:

@@ -51,6 +51,16 @@ ENTITIES: dict[str, str] = {
             "",
         ]
     ),
+    "score on a write-sharded board": "\n".join(
+        [
+            f"LEADERBOARD#{_id('board')}#[0-9]{{2}}",
+            f"SCORE#[0-9]{{1,15}}#[0-9]{{13}}#{_id('player')}",
+            f"PLAYER#{_same('player')}",
+            f"SCORE#{_same('board')}",
+            "",
+            "",
+        ]
+    ),
     "session": "\n".join(
         [
             f"PLAYER#{_id('player')}",

@@ -66,13 +66,13 @@ async def test_ascending_rank_counts_lower_scores_as_better(table: Table) -> Non
 
 async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(table: Table) -> None:
     scores = list(range(150))
-    await _board_with_entries(table.db, scores, filler=25_000)  # 100 items = 2.5 MB
+    board, _ = await _board_with_entries(table.db, scores, filler=25_000)  # 100 items = 2.5 MB
     table.counter.reset()
-    page = await top_scores(table.db, "big", 100, None)
+    page = await top_scores(table.db, board, 100, None)
     assert [e.score for e in page.items] == list(range(149, 49, -1))
     assert page.has_next is True
     assert table.counter.snapshot()["Query"] >= 3
-    rest = await top_scores(table.db, "big", 100, page.end_cursor)
+    rest = await top_scores(table.db, board, 100, page.end_cursor)
     assert [e.score for e in rest.items] == list(range(49, -1, -1))
     assert rest.has_next is False
 
