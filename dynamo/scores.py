@@ -19,6 +19,7 @@ keys across all its partitions, and a read of the whole board merges its partiti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "SCORE_RANGE_END",
     "ScoreItem",
     "attained_at_of",
+    "holds_score",
     "player_entry",
     "player_scores",
     "rank_boundary",
@@ -122,6 +124,11 @@ def sort_values(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
 def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
     """The sort key of ``entry``'s Score item on ``board``."""
     return SCORE.sk.fill(player_id=entry.player_id, **sort_values(board, entry))
+
+
+def holds_score(item: Mapping[str, Any]) -> bool:
+    """Whether a stored item (or a key) is a Score item, of a board of either layout."""
+    return SCORE.holds(item) or PARTITIONED_SCORE.holds(item)
 
 
 def _shard(board: LeaderboardItem, player_id: str) -> str:

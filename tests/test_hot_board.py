@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from dynamo.items import serialize
-from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, count_shard
-from dynamo.scores import SCORE
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, count_shard, get_leaderboard
+from dynamo.scores import SCORE, score_partitions
 from faultproxy import FaultProxy, ItemKey
 from faultproxy.conflicts import TransactionConflicts
 from leaderboard.config import Settings
 from soak.invariants import check_table
-from tests.conftest import CONFLICTS, Api, _serve
+from tests.conftest import CONFLICTS, Api, _serve, each_layout
 from tests.scan import scan_items
 from tests.test_bans import ban
 from tests.test_erasure import erase
@@ -34,9 +34,10 @@ SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
 
 
 @pytest.fixture
-async def api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
+async def api(settings: Settings, proxy: FaultProxy, partitions: int) -> AsyncIterator[Api]:
     """The service, talking to DynamoDB through the proxy."""
-    async with _serve(replace(settings, endpoint_url=proxy.url), None) as served:
+    through = replace(settings, endpoint_url=proxy.url)
+    async with _serve(through, None, partitions=partitions) as served:
         yield served
 
 
@@ -61,18 +62,20 @@ def _not_shards(conflicts: TransactionConflicts) -> list[ItemKey]:
     return [item for item in conflicts.conflicted if not ENTRY_COUNT_SHARD.holds(dict(item.key))]
 
 
-async def _entries_on(api: Api, board: str) -> int:
-    """The board's Score items, by a Query of their range."""
-    items = await api.db.client.query(
-        TableName=api.db.table,
-        KeyConditionExpression="pk = :pk AND begins_with(sk, :score)",
-        ExpressionAttributeValues=serialize(
-            {":pk": SCORE.pk.fill(leaderboard_id=board), ":score": SCORE.sk.prefix}
-        ),
-        ConsistentRead=True,
-        Select="COUNT",
-    )
-    count: int = items["Count"]
+async def _entries_on(api: Api, board_id: str) -> int:
+    """The board's Score items, by a Query of their range on each of its partitions."""
+    board = await get_leaderboard(api.db, board_id)
+    assert board is not None
+    count = 0
+    for pk in score_partitions(board):
+        items = await api.db.client.query(
+            TableName=api.db.table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :score)",
+            ExpressionAttributeValues=serialize({":pk": pk, ":score": SCORE.sk.prefix}),
+            ConsistentRead=True,
+            Select="COUNT",
+        )
+        count += items["Count"]
     return count
 
 
@@ -82,6 +85,7 @@ async def _entry_count(api: Api, board: str) -> int:
     return count
 
 
+@each_layout
 async def test_plays_of_entered_players_on_one_board_never_conflict(
     api: Api, settings: Settings, proxy: FaultProxy
 ) -> None:
@@ -105,6 +109,7 @@ async def test_plays_of_entered_players_on_one_board_never_conflict(
     assert await _entry_count(api, "b") == 16
 
 
+@each_layout
 async def test_plays_naming_several_boards_never_conflict(
     api: Api, settings: Settings, proxy: FaultProxy
 ) -> None:
@@ -113,8 +118,9 @@ async def test_plays_naming_several_boards_never_conflict(
     for board in boards:
         await api.create_board(board)
     await api.gql(
-        """mutation { createLeaderboardFamily(input: {id: "arena", name: "Arena",
-           period: DAILY}) { errors { code } } }"""
+        """mutation($n: Int!) { createLeaderboardFamily(input: {id: "arena", name: "Arena",
+           period: DAILY, partitions: $n}) { errors { code } } }""",
+        {"n": api.partitions},
     )
     api.clock.set("2026-11-21T10:00:00+00:00")
     named = {"leaderboardId": "alltime", "leaderboardIds": boards[1:], "familyIds": ["arena"]}
@@ -204,6 +210,7 @@ async def test_the_first_plays_of_a_new_period_through_several_instances_meet_on
     assert await check_table(api.db.client, api.db.table) == []
 
 
+@each_layout
 async def test_the_count_stays_exact_through_entries_removals_bans_and_erasures_at_once(
     api: Api, proxy: FaultProxy
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from dynamo.leaderboards import count_shard
@@ -69,6 +70,9 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
     guards = {k: v for k, v in rows.items() if k[1].startswith("ENTRY#")}
     assert set(guards) == {("PLAYER#alice", "ENTRY#global"), ("PLAYER#alice", "ENTRY#laps")}
     assert guards[("PLAYER#alice", "ENTRY#global")]["scoreSk"] == global_key[1]
+    # A board of one partition: its Score items under its own key, which the guard needs not
+    # hold.
+    assert "scorePk" not in guards[("PLAYER#alice", "ENTRY#global")]
     assert rows[("PLAYER_EMAIL#alice@x.example", "#CLAIM")]["playerId"] == "alice"
 
     designed = (
@@ -91,3 +95,47 @@ def global_score_millis(attained_at: str) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(attained_at).timestamp() * 1000)
+
+
+async def test_a_write_sharded_board_keeps_each_score_item_in_its_player_partition(
+    api: Api,
+) -> None:
+    """``partitions: 4``: each Score item under ``LEADERBOARD#<id>#<shard>``, the shard the
+    player's BLAKE2b hash (8 bytes, big-endian) mod 4, and its guard holding that partition;
+    the board's item, count shards and every other item where a board of one partition has
+    them."""
+    players = [f"p{n}" for n in range(12)]
+    for p in players:
+        await api.create_player(p)
+    await api.create_board("wide", scoreWidth=6, partitions=4)
+    for n, p in enumerate(players):
+        assert (await api.submit(p, "wide", 100 + n))["errors"] == []
+    assert (await api.submit("p0", "wide", 500))["errors"] == []  # moves p0's Score item
+
+    def shard(player: str) -> str:
+        digest = hashlib.blake2b(player.encode(), digest_size=8).digest()
+        return f"{int.from_bytes(digest, 'big') % 4:02d}"
+
+    rows = {(i["pk"], i["sk"]): i for i in await scan_items(api.db)}
+    scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
+    assert sorted((v["playerId"], pk) for (pk, _), v in scores.items()) == sorted(
+        (p, f"LEADERBOARD#wide#{shard(p)}") for p in players
+    )
+    assert len({pk for pk, _ in scores}) == 4  # the twelve players fall in all four
+    assert rows[("LEADERBOARD#wide#" + shard("p0"), scores_sk(scores, "p0"))]["score"] == 500
+    for p in players:
+        guard = rows[(f"PLAYER#{p}", "ENTRY#wide")]
+        assert (guard["scorePk"], guard["scoreSk"]) == (
+            f"LEADERBOARD#wide#{shard(p)}",
+            scores_sk(scores, p),
+        )
+    board = rows[("LEADERBOARD#wide", "#METADATA")]
+    assert (board["partitions"], board["entryCount"]) == (4, 0)
+    counted = {k: v for k, v in rows.items() if k[1].startswith("#COUNT#")}
+    assert {pk for pk, _ in counted} == {"LEADERBOARD#wide"}
+    assert sum(v["entryCount"] for v in counted.values()) == 12
+
+
+def scores_sk(scores: dict[tuple[str, str], dict[str, object]], player: str) -> str:
+    ((sk,),) = [(sk,) for (_, sk), v in scores.items() if v["playerId"] == player]
+    return sk

@@ -13,18 +13,27 @@ from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder,
 from dynamo.players import PLAYER, get_players
 from dynamo.ranks import rank_of
 from dynamo.reads import batch_get
-from dynamo.scores import SCORE, ScoreItem, sort_values, top_scores
+from dynamo.scores import ScoreItem, score_item, top_scores
 from tests.boards import write_items
-from tests.conftest import Table
+from tests.conftest import Table, each_layout
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 async def _board_with_entries(
-    db: Db, scores: list[int], filler: int, order: SortOrder = SortOrder.DESC
+    db: Db,
+    scores: list[int],
+    filler: int,
+    order: SortOrder = SortOrder.DESC,
+    partitions: int = 1,
 ) -> tuple[LeaderboardItem, list[ScoreItem]]:
     board = LeaderboardItem(
-        leaderboard_id="big", name="big", period=Period.GLOBAL, sort_order=order, created_at=T0
+        leaderboard_id="big",
+        name="big",
+        period=Period.GLOBAL,
+        sort_order=order,
+        partitions=partitions,
+        created_at=T0,
     )
     await create_leaderboard(db, board)
     entries = [
@@ -39,16 +48,20 @@ async def _board_with_entries(
     ]
     await write_items(
         db,
-        [{**SCORE.item(e, **sort_values(board, e)), "filler": "x" * filler} for e in entries],
+        [{**score_item(board, e), "filler": "x" * filler} for e in entries],
     )
     return board, entries
 
 
+@each_layout
 @pytest.mark.slow
-async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) -> None:
+async def test_rank_count_follows_last_evaluated_key_across_pages(
+    table: Table, partitions: int
+) -> None:
     rng = random.Random(3)
     scores = [rng.randint(0, 300) for _ in range(1200)]
-    board, entries = await _board_with_entries(table.db, scores, filler=3000)  # ~3.6 MB
+    # ~3.6 MB
+    board, entries = await _board_with_entries(table.db, scores, 3000, partitions=partitions)
     probes = [*rng.sample(entries, 5), min(entries, key=lambda e: e.score)]
     for entry in probes:
         table.counter.reset()
@@ -58,15 +71,22 @@ async def test_rank_count_follows_last_evaluated_key_across_pages(table: Table) 
             assert table.counter.snapshot()["Query"] >= 3
 
 
-async def test_ascending_rank_counts_lower_scores_as_better(table: Table) -> None:
+@each_layout
+async def test_ascending_rank_counts_lower_scores_as_better(table: Table, partitions: int) -> None:
     scores = [50, 10, 30, 10, 70]
-    board, entries = await _board_with_entries(table.db, scores, 0, order=SortOrder.ASC)
+    board, entries = await _board_with_entries(
+        table.db, scores, 0, order=SortOrder.ASC, partitions=partitions
+    )
     assert [await rank_of(table.db, board, e) for e in entries] == [4, 1, 3, 1, 5]
 
 
-async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(table: Table) -> None:
+@each_layout
+async def test_top_scores_fill_the_page_past_the_one_megabyte_limit(
+    table: Table, partitions: int
+) -> None:
     scores = list(range(150))
-    board, _ = await _board_with_entries(table.db, scores, filler=25_000)  # 100 items = 2.5 MB
+    # 100 items = 2.5 MB
+    board, _ = await _board_with_entries(table.db, scores, 25_000, partitions=partitions)
     table.counter.reset()
     page = await top_scores(table.db, board, 100, None)
     assert [e.score for e in page.items] == list(range(149, 49, -1))
