@@ -260,6 +260,11 @@ async def test_a_top_page_asked_twice_reads_the_table_once(cached: Api) -> None:
     assert value(samples, "leaderboard_cache_hits_total") == 1
     assert value(samples, "leaderboard_cache_misses_total") == 2
     assert value(samples, "leaderboard_cache_bytes") == _responses(cached).bytes > 0
+    # The board's partitions are one of its rules, which an answer from the cache holds.
+    laid_out = TOP.replace("name topScores", "name partitions topScores")
+    data, calls = await _read(cached, laid_out)
+    assert (data["leaderboard"]["partitions"], calls > 0) == (cached.partitions, True)
+    assert await _read(cached, laid_out) == (data, 0)
 
 
 async def test_a_cached_answer_has_the_bytes_and_tag_of_the_answer_it_stored(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dynamo.db import Db
+from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder, create_leaderboard
 from dynamo.players import PLAYER, get_players
@@ -133,3 +134,33 @@ async def test_batch_get_retries_unprocessed_keys(table: Table) -> None:
     found = await batch_get(table.db, keys)
     assert set(found) == set(keys)
     assert table.counter.snapshot()["BatchGetItem"] >= 2
+
+
+async def test_a_page_cursor_is_bound_to_its_board_and_its_partitions(table: Table) -> None:
+    """A write-sharded board's pages resume every partition after the last entry shown; a
+    cursor of the same board laid out otherwise, or of another board, is refused."""
+    scores = [5, 9, 9, 1, 7, 3, 9, 2]
+    sharded, entries = await _board_with_entries(table.db, scores, 0, partitions=4)
+    single = sharded.model_copy(update={"partitions": 1})
+    other = sharded.model_copy(update={"leaderboard_id": "other"})
+    seen: list[tuple[int, str]] = []
+    after = None
+    table.counter.reset()
+    for _ in scores:
+        page = await top_scores(table.db, sharded, 3, after)
+        seen += [(e.score, e.player_id) for e in page.items]
+        if not page.has_next:
+            break
+        after = page.end_cursor
+    # Best first; among equal scores the earlier attained (here, the lower id) first.
+    assert seen == sorted(((e.score, e.player_id) for e in entries), key=lambda s: (-s[0], s[1]))
+    assert table.counter.snapshot() == {"Query": 4 * 3}
+    first = await top_scores(table.db, sharded, 3, None)
+    assert first.end_cursor is not None
+    for board in (single, other):
+        with pytest.raises(LeaderboardError) as refused:
+            await top_scores(table.db, board, 3, first.end_cursor)
+        assert refused.value.code is ErrorCode.INVALID_CURSOR
+    # Its Score items are under its partitions, none under the board's own key.
+    alone = await top_scores(table.db, single, 3, None)
+    assert alone.items == []
