@@ -45,12 +45,12 @@ __all__ = [
     "PeriodWindow",
     "concrete_board",
     "create_family",
+    "create_family_board",
     "get_families",
     "nearby_board_ids",
     "period_window",
     "read_family",
     "set_family_partitions",
-    "with_current_partitions",
 ]
 
 FAMILY = Entity.declare("Leaderboard family", pk="FAMILY#{family_id}", sk="#METADATA")
@@ -212,13 +212,19 @@ async def read_family(db: Db, family_id: str) -> FamilyItem | None:
     return parse(FamilyItem, found[key])
 
 
-async def with_current_partitions(db: Db, board: LeaderboardItem) -> LeaderboardItem:
-    """A family's board about to be created (:func:`concrete_board`) with the family's
-    partitions as they stand now."""
+async def create_family_board(db: Db, board: LeaderboardItem) -> LeaderboardItem | None:
+    """Write a periodic family's board of one period (:func:`concrete_board`), as the first
+    play of the period that finds it missing does, before its own transaction: one
+    conditional PutItem, so that the first plays of a period never share a transaction's
+    item. It takes the family's partitions as they stand, read consistently before (the
+    process's copy of the definition may be older). The board as written; None when another
+    play wrote it first (read it again)."""
     family = await read_family(db, board.family_id) if board.family_id is not None else None
-    if family is None or family.partitions == board.partitions:
+    if family is not None and family.partitions != board.partitions:
+        board = board.model_copy(update={"partitions": family.partitions})
+    if await put_new(db, LEADERBOARD.item(board), f"leaderboard {board.leaderboard_id!r}"):
         return board
-    return board.model_copy(update={"partitions": family.partitions})
+    return None
 
 
 async def set_family_partitions(db: Db, family_id: str, partitions: int) -> FamilyItem:

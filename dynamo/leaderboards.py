@@ -42,7 +42,6 @@ __all__ = [
     "count_change",
     "count_shard",
     "count_shard_item",
-    "create_family_board",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
@@ -296,11 +295,3 @@ async def create_leaderboard(db: Db, board: LeaderboardItem) -> LeaderboardItem:
             Subject.LEADERBOARD,
         )
     return board
-
-
-async def create_family_board(db: Db, board: LeaderboardItem) -> bool:
-    """Write a periodic family's board of one period, as the first play of the period that
-    finds it missing does, before its own transaction: one conditional PutItem, so that the
-    first plays of a period never share a transaction's item. False when another play wrote
-    it first (read it again)."""
-    return await put_new(db, LEADERBOARD.item(board), f"leaderboard {board.leaderboard_id!r}")

@@ -44,29 +44,29 @@ from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.families import (
     FamilyItem,
     concrete_board,
+    create_family_board,
     get_families,
     period_window,
-    with_current_partitions,
 )
 from dynamo.ids import new_session_id
-from dynamo.items import now, parse, serialize, stamp
+from dynamo.items import now, parse, serialize
 from dynamo.leaderboards import (
     LeaderboardItem,
     count_shard_item,
-    create_family_board,
     get_leaderboards,
     is_family_board_id,
     read_board,
 )
 from dynamo.outcomes import watching
-from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
-from dynamo.players import (
-    MAX_GAMES_PLAYED,
-    MAX_LIFETIME_SCORE,
-    PLAYABLE,
-    PLAYER,
-    PlayerItem,
+from dynamo.play_player import (
+    check_playable,
+    check_totals,
+    count_play,
+    no_player,
+    totals_out_of_range,
 )
+from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
+from dynamo.players import PLAYER, PlayerItem
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.reads import batch_get
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
@@ -192,20 +192,19 @@ async def _attempt(
     if rkey is not None and rkey in found:
         return replay(parse(PlayRecord, found[rkey]), play, digest)
     if pkey not in found:
-        raise _no_player(play)
+        raise no_player(play)
     player = parse(PlayerItem, found[pkey])
-    _check_playable(player, play)
-    _check_totals(player, play)
+    check_playable(player, play)
+    check_totals(player, play)
     changes = [
         _decide(found, board, play, t, session_id, at)
         for t, board in zip(targets, boards, strict=True)
     ]
     for n, (target, board) in enumerate(zip(targets, boards, strict=True)):
         if board is None and target.template is not None:
-            # Created with the family's partitions as they stand, past the process's copy.
-            template = await with_current_partitions(db, target.template)
-            if await create_family_board(db, template):
-                changes[n] = _decide(found, template, play, target, session_id, at)
+            created = await create_family_board(db, target.template)
+            if created is not None:
+                changes[n] = _decide(found, created, play, target, session_id, at)
                 continue
             # Another play created it first: play on the board that stands, read again.
             again = await read_board(db, target.leaderboard_id, consistent=True)
@@ -222,7 +221,7 @@ async def _attempt(
         items.append(op)
 
     add("session", _put_new(db.table, SESSION.item(session)))
-    add("player", _count_play(db.table, play, at))
+    add("player", count_play(db.table, play, at))
     if rkey is not None:
         record = record_of(play, digest, session, changes)
         add("record", _put_new(db.table, PLAY_RECORD.item(record)))
@@ -334,68 +333,6 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
         )
 
 
-def _check_playable(player: PlayerItem, play: Play) -> None:
-    """Refuse the plays of a banned player, and of one being erased (as a missing one's)."""
-    if player.erasing_since is not None:
-        raise _no_player(play)
-    if player.banned:
-        raise LeaderboardError(
-            ErrorCode.PLAYER_BANNED,
-            f"player {play.player_id!r} is banned; nothing was recorded",
-            Subject.PLAYER,
-        )
-
-
-def _no_player(play: Play) -> LeaderboardError:
-    return LeaderboardError(
-        ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
-    )
-
-
-def _check_totals(player: PlayerItem, play: Play) -> None:
-    """Refuse a play that would take the player's sums past what their types carry."""
-    if player.lifetime_score + play.score > MAX_LIFETIME_SCORE:
-        raise _totals_out_of_range(play)
-    if player.games_played + 1 > MAX_GAMES_PLAYED:
-        raise _totals_out_of_range(play)
-
-
-def _totals_out_of_range(play: Play) -> LeaderboardError:
-    return LeaderboardError(
-        ErrorCode.SCORE_OUT_OF_RANGE,
-        f"this play would take player {play.player_id!r} past the largest lifetimeScore "
-        f"({MAX_LIFETIME_SCORE}) or gamesPlayed ({MAX_GAMES_PLAYED}); nothing was recorded",
-        Subject.SCORE,
-    )
-
-
-def _count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
-    """Add the play to the player's sums, on condition that the player may play (not banned,
-    not being erased) and that the sums stay within their types: a play racing a ban, or
-    another play, is thus refused by the transaction itself. On a failed condition the
-    transaction returns the player's item, which tells which condition failed."""
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": serialize(PLAYER.key_attributes(player_id=play.player_id)),
-            "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
-            "ConditionExpression": f"attribute_exists(pk) AND {PLAYABLE}"
-            " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
-            " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
-            "ExpressionAttributeValues": serialize(
-                {
-                    ":now": stamp(at),
-                    ":score": play.score,
-                    ":one": 1,
-                    ":room": MAX_LIFETIME_SCORE - play.score,
-                    ":games": MAX_GAMES_PLAYED - 1,
-                }
-            ),
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-    }
-
-
 def _put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
     return {
         "Put": {
@@ -430,8 +367,8 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], play: Play) ->
     player = next((r for role, r in zip(roles, reasons, strict=False) if role == "player"), None)
     if ("player", "ConditionalCheckFailed") in failed:
         if player is None or not player.get("Item"):
-            raise _no_player(play) from None
-        _check_playable(parse(PlayerItem, player["Item"]), play)
-        raise _totals_out_of_range(play) from None
+            raise no_player(play) from None
+        check_playable(parse(PlayerItem, player["Item"]), play)
+        raise totals_out_of_range(play) from None
     if all(code in _RACED | _THROTTLED for _, code in failed):
         raise _Retry(throttled=any(code in _THROTTLED for _, code in failed)) from None

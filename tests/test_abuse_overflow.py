@@ -11,7 +11,8 @@ from botocore.exceptions import ClientError
 
 from dynamo.errors import LeaderboardError, Subject
 from dynamo.items import now, serialize
-from dynamo.play_writes import _count_play, _raise_for_cancellation
+from dynamo.play_player import count_play
+from dynamo.play_writes import _raise_for_cancellation
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
 from dynamo.plays import Play
 from dynamo.sessions import SESSION
@@ -140,7 +141,7 @@ async def test_the_transaction_refuses_a_sum_raised_since_the_read(api: Api) -> 
     item, which the play reports as SCORE_OUT_OF_RANGE."""
     await _setup(api)
     sub = Play(player_id="p", game_id="g", score=10, leaderboard_ids=("wide",))
-    update = _count_play(api.db.table, sub, now())
+    update = count_play(api.db.table, sub, now())
     await _set_sums(api, BIG - 9, 1)
     with pytest.raises(ClientError) as cancelled:
         await api.db.client.transact_write_items(TransactItems=[update])  # type: ignore[list-item]
