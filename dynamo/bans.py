@@ -10,8 +10,9 @@ A ban is two steps, each safe to repeat:
 2. The player's entry guards are read with ConsistentRead (they hold AP5's entries, in the
    player's own partition), so every entry a play wrote before step 1 is seen, and the
    entries are removed as ``removeEntry`` removes one: Score item deleted, guard turned into a
-   tombstone, ``entryCount`` down by one. At most ``BATCH`` entries go in one transaction,
-   which also adds them to the ban's record, so the record tells exactly what left.
+   tombstone, ``entryCount`` down by one (in the player's count shard of the board). At most
+   ``BATCH`` entries go in one transaction, which also adds them to the ban's record, so the
+   record tells exactly what left.
 
 A ban interrupted between or during the steps (the process stopped, the database failed)
 finishes when sent again: the player is banned already, its ban's action is read back, and
@@ -36,6 +37,7 @@ from dynamo.moderation import (
     MODERATION,
     ModerationAction,
     ModerationItem,
+    backoff,
     get_action,
     new_action,
     put_action,
@@ -147,7 +149,7 @@ async def _remove_chunk(
     """Remove up to BATCH entries in one transaction that also adds them to the ban's record.
     An entry that changed since it was read (an operator removed it meanwhile) is read again:
     the chunk is retried with the guards as they now stand."""
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
         items = await removals(db, guards)
         listed = [removed_entry(g) for g in guards][: max(0, MAX_LISTED - len(action.removed))]
         items.append(_add_to_record(db.table, action, listed, len(guards)))
@@ -161,6 +163,7 @@ async def _remove_chunk(
         guards = [g for g in await current_guards(db, guards) if not g.removed]
         if not guards:
             return action
+        await backoff(attempt)
     raise _busy()
 
 

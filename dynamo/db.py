@@ -17,7 +17,8 @@ __all__ = ["Db", "ImmutableItems"]
 
 
 class ImmutableItems:
-    """Raw items that never change once written (family definitions), kept per process."""
+    """Raw items that never change once written (family definitions, but for their
+    partitions: see dynamo/families.py), kept per process."""
 
     def __init__(self, max_items: int = 4096) -> None:
         self._items: dict[Key, Any] = {}
@@ -27,14 +28,15 @@ class ImmutableItems:
         return self._items.get(key)
 
     def put(self, key: Key, raw: Any) -> None:
-        if len(self._items) < self._max:
+        """Keep ``raw`` (in place of the item kept at ``key``, if any) while room is left."""
+        if key in self._items or len(self._items) < self._max:
             self._items[key] = raw
 
 
 @dataclass(frozen=True)
 class Db:
     """What an access-pattern function needs: the client, the table name, the cursor codec, and
-    the process's cache of immutable items and per-player queues."""
+    the process's cache of immutable items, per-player queues and per-count-shard queues."""
 
     client: DynamoDBClient
     table: str
@@ -42,3 +44,7 @@ class Db:
     immutable: ImmutableItems = field(default_factory=ImmutableItems)
     players: KeyedLocks = field(default_factory=KeyedLocks)
     """Queues the plays of each player within this process."""
+    counts: KeyedLocks = field(default_factory=KeyedLocks)
+    """Queues, within this process, the transactions of first entries that count in the same
+    count shard of a board (dynamo/leaderboards.py): on DynamoDB two of them in flight at once
+    would cancel one another for the conflict."""

@@ -1,8 +1,10 @@
 """Entry guards: one internal item per (player, board) holding the player's current entry.
 
 The guard (keys declared below) stores the entry's score, when it was attained, its session and
-the sort key of its Score item. Submissions read it, decide, and write conditionally on it still
-holding what was read, which is what keeps "only the best" exact when submissions race.
+the key of its Score item (its sort key, and on a write-sharded board its partition key), so
+that a change or a removal of the entry finds the Score item from the guard alone.
+Submissions read it, decide, and write conditionally on it still holding what was read, which
+is what keeps "only the best" exact when submissions race.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.metadata import Metadata
 from dynamo.reads import batch_get, get_items
-from dynamo.scores import SCORE, ScoreItem, player_entry, sort_values
+from dynamo.scores import SCORE, ScoreItem, player_entry, score_partition, sort_values
+from dynamo.table import Key
 
 __all__ = [
     "ENTRY_GUARD",
@@ -39,6 +42,9 @@ class EntryGuardItem(Item):
     attained_at: datetime
     session_id: str | None = None
     score_sk: str
+    score_pk: str | None = None
+    """The partition key of the entry's Score item on a write-sharded board; None on a board
+    of one partition, whose Score items are under its own (``LEADERBOARD#<id>``)."""
     rank_value: str = ""
     """The entry's rank value (see dynamo.scores), for readers of the table's stream."""
     tie_value: str = ""
@@ -52,6 +58,12 @@ class EntryGuardItem(Item):
     metadata: Metadata | None = None
     """The entry's metadata, kept when a play adds to an INCREMENT total it did not attain."""
 
+    @property
+    def score_key(self) -> Key:
+        """The key of the entry's Score item."""
+        pk = self.score_pk or SCORE.pk.fill(leaderboard_id=self.leaderboard_id)
+        return pk, self.score_sk
+
 
 def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGuardItem:
     """The entry guard holding ``entry`` on ``board``, at its ``version``-th write."""
@@ -63,6 +75,7 @@ def guard_for(board: LeaderboardItem, entry: ScoreItem, version: int) -> EntryGu
         attained_at=entry.attained_at,
         session_id=entry.session_id,
         score_sk=SCORE.sk.fill(player_id=entry.player_id, **sort),
+        score_pk=score_partition(board, entry.player_id) if board.partitions > 1 else None,
         rank_value=sort["rank_value"],
         tie_value=sort["tie_value"],
         version=version,

@@ -10,8 +10,11 @@ id), not by when they are recorded: a play recorded after a newer one (it waited
 instance, or lost a race and was retried) does not replace a newer LATEST entry, and an
 INCREMENT total keeps the newer play as its attainment. When the entry changes, the entry
 guard moves (conditional on still holding the entry that was read), the old Score item goes
-and the new one is put. The board counts the player in its ``entryCount`` on a first entry; a
-periodic family's board is created by that same write.
+and the new one is put (on a write-sharded board, in the player's partition of it: see
+dynamo/scores.py). A first entry adds one to the player's count shard of the board (see
+dynamo/leaderboards.py). Nothing else of the board is written, not even checked: every item a
+play writes is its player's, or the player's count shard, so that plays of other players on
+the same board never share an item with it.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from typing import Any
 
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem, guard_for
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.items import serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
+from dynamo.items import key, serialize
+from dynamo.leaderboards import LeaderboardItem, Operator, count_change
+from dynamo.scores import ScoreItem, rank_value, score_item
 
 __all__ = ["EntryChange", "entry_change", "entry_write_items"]
 
@@ -129,33 +132,21 @@ def _out_of_range(board: LeaderboardItem) -> LeaderboardError:
 
 
 def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
-    """The transaction items of one board, each with its role (for cancellation reasons)."""
+    """The transaction items of one board, each with its role (for cancellation reasons): on
+    a first entry the count shard's increment, then the entry guard's condition or change and
+    the Score items. The board's own item is not among them: its existence, window and
+    bounds were checked from the consistent read before the transaction."""
     board = change.board
-    bkey = LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)
     items: list[tuple[str, Any]] = []
     if change.first:
-        items.append(("board", _count_entry(table, bkey, board)))
-    else:
-        items.append(
-            (
-                "board",
-                {
-                    "ConditionCheck": {
-                        "TableName": table,
-                        "Key": serialize(bkey),
-                        "ConditionExpression": "attribute_exists(pk)",
-                    }
-                },
-            )
-        )
+        player_id = change.entry.player_id
+        items.append(("count", count_change(table, board.leaderboard_id, player_id, 1, board.ttl)))
     if not change.changed:
         if change.old is not None:
             # The entry stays as read: on condition that it still stands as read, so that a
             # play racing a removal of the entry is read again (and then enters afresh).
             items.append(("entry", {"ConditionCheck": _guard_check(table, change.old)}))
         return items
-    sort = sort_values(board, change.entry)
-    keys = SCORE.keys_of(change.entry, **sort)
     guard = guard_for(board, change.entry, version=change.version)
     put_guard: dict[str, Any] = {"TableName": table, "Item": serialize(ENTRY_GUARD.item(guard))}
     if change.old is None:
@@ -166,10 +157,14 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
         put_guard["ExpressionAttributeValues"] = check["ExpressionAttributeValues"]
     items.append(("entry", {"Put": put_guard}))
     entry = change.entry.model_copy(update={"version": guard.version})
-    if change.old is not None and not change.old.removed and change.old.score_sk != keys["sk"]:
-        old_key = {"pk": keys["pk"], "sk": change.old.score_sk}
-        items.append(("old_score", {"Delete": {"TableName": table, "Key": serialize(old_key)}}))
-    put_score = {"TableName": table, "Item": serialize(SCORE.item(entry, **sort))}
+    if (
+        change.old is not None
+        and not change.old.removed
+        and change.old.score_key != guard.score_key
+    ):
+        old_key = key(*change.old.score_key)
+        items.append(("old_score", {"Delete": {"TableName": table, "Key": old_key}}))
+    put_score = {"TableName": table, "Item": serialize(score_item(board, entry))}
     items.append(("score", {"Put": put_score}))
     return items
 
@@ -186,24 +181,3 @@ def _guard_check(table: str, old: EntryGuardItem) -> dict[str, Any]:
         "ConditionExpression": f"scoreSk = :old AND {standing}",
         "ExpressionAttributeValues": serialize({":old": old.score_sk, ":true": True}),
     }
-
-
-def _count_entry(table: str, bkey: dict[str, str], board: LeaderboardItem) -> dict[str, Any]:
-    """Count a first entry into the board. A family board is written whole if it is new
-    (if_not_exists on every attribute, so racing first plays agree); any other board must
-    exist already."""
-    update: dict[str, Any] = {"TableName": table, "Key": serialize(bkey)}
-    if board.family_id is None:
-        update["UpdateExpression"] = "ADD entryCount :one"
-        update["ConditionExpression"] = "attribute_exists(pk)"
-        update["ExpressionAttributeValues"] = serialize({":one": 1})
-        return {"Update": update}
-    attributes = {k: v for k, v in board.attributes().items() if k != "entryCount"}
-    names = {f"#a{i}": name for i, name in enumerate(attributes)}
-    values: dict[str, Any] = {f":a{i}": value for i, value in enumerate(attributes.values())}
-    values[":one"] = 1
-    assignments = ", ".join(f"#a{i} = if_not_exists(#a{i}, :a{i})" for i in range(len(names)))
-    update["UpdateExpression"] = f"SET {assignments} ADD entryCount :one"
-    update["ExpressionAttributeNames"] = names
-    update["ExpressionAttributeValues"] = serialize(values)
-    return {"Update": update}

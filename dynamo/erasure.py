@@ -11,9 +11,9 @@ taken on it name it. An erasure goes through them in this order, each step safe 
    plays are refused (its transaction's condition, as for a ban), so nothing new appears
    behind the erasure.
 2. The partition is read in pages with ConsistentRead. Entries are taken off their boards in
-   bounded transactions (the guard and the Score item deleted, ``entryCount`` down by one,
-   the Player item counting them); everything else in the partition but the Player item is
-   deleted in batches of 25.
+   bounded transactions (the guard and the Score item deleted, ``entryCount`` down by one in
+   the player's count shard of each board, the Player item counting them); everything else in
+   the partition but the Player item is deleted in batches of 25.
 3. The moderation records of actions on the player stop naming it: the player's id leaves
    them (and with it their place in the player's index), and a reason that holds its id, name
    or address is replaced.
@@ -49,6 +49,7 @@ from dynamo.moderation import (
     MODERATION,
     ModerationAction,
     ModerationItem,
+    backoff,
     new_action,
     put_action,
     removals,
@@ -267,7 +268,7 @@ def _count_deleted(progress: ErasureProgress, items: Sequence[dict[str, Any]]) -
 async def _take_entries(db: Db, player_id: str, guards: Sequence[EntryGuardItem]) -> list[str]:
     """Take the entries off their boards in one transaction, counted on the Player item; an
     entry that changed meanwhile (an operator removed it) is read again. Returns the boards."""
-    for _ in range(5):
+    for attempt in range(5):
         items = await removals(db, guards, erase=True)
         items.append(
             {
@@ -295,6 +296,7 @@ async def _take_entries(db: Db, player_id: str, guards: Sequence[EntryGuardItem]
         guards = [g for g in current if not g.removed]
         if not guards:
             return []
+        await backoff(attempt)
     raise LeaderboardError(
         ErrorCode.SUBMISSION_CONFLICT,
         "the player's entries kept changing during the erasure; send it again to go on",

@@ -6,6 +6,12 @@ they cover: ``<familyId>.daily.2026-11-21``, ``<familyId>.weekly.2026-W47`` (ISO
 periods counted from the family's ``seasonStart``. A concrete board is created by the first
 submission of its period, and carries a ``ttl`` ``retentionDays`` after it ends so DynamoDB
 expires it (and its entries) by itself.
+
+A family's definition never changes but for ``partitions``, how many partition keys its boards
+created from then on spread their Score items over (dynamo/scores.py): a studio raises it
+ahead of a busier period. A board keeps the partitions it was created with. Each process serves
+the rest of the definition from memory once read; where the partitions decide something (the
+creation of a board, a client asking for them) the family's item is read again, consistently.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from botocore.exceptions import ClientError
+
 from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.items import Item
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import (
     LEADERBOARD,
@@ -37,9 +45,12 @@ __all__ = [
     "PeriodWindow",
     "concrete_board",
     "create_family",
+    "create_family_board",
     "get_families",
     "nearby_board_ids",
     "period_window",
+    "read_family",
+    "set_family_partitions",
 ]
 
 FAMILY = Entity.declare("Leaderboard family", pk="FAMILY#{family_id}", sk="#METADATA")
@@ -67,6 +78,9 @@ class FamilyItem(Item):
     season_start: datetime | None = None
     season_days: int | None = None
     retention_days: int = 30
+    partitions: int = 1
+    """The partitions of the family's boards created from now on (see the module's
+    description); the one attribute of a family that changes."""
     created_at: datetime
 
     @property
@@ -132,6 +146,7 @@ def concrete_board(
         starts_at=window.starts_at,
         ends_at=window.ends_at,
         family_id=family.family_id,
+        partitions=family.partitions,
         ttl=int(expires.timestamp()),
         created_at=created_at,
     )
@@ -178,7 +193,61 @@ async def create_family(db: Db, family: FamilyItem) -> FamilyItem:
 
 
 async def get_families(db: Db, family_ids: Sequence[str]) -> list[FamilyItem | None]:
-    """Family definitions by id, in order, None where missing. A definition never changes, so
-    it is read once per process (BatchGetItem) and then served from memory."""
+    """Family definitions by id, in order, None where missing. A definition never changes but
+    for its ``partitions``, so it is read once per process (BatchGetItem) and then served
+    from memory: its partitions as they stood when read (:func:`read_family` reads them
+    again)."""
     keys = [FAMILY.key(family_id=f) for f in family_ids]
     return await get_items(db, FamilyItem, keys, immutable=True)
+
+
+async def read_family(db: Db, family_id: str) -> FamilyItem | None:
+    """The family as it stands (GetItem with ConsistentRead); the process's copy of its
+    definition is replaced by what was read."""
+    key = FAMILY.key(family_id=family_id)
+    found = await batch_get(db, [key], consistent=True)
+    if key not in found:
+        return None
+    db.immutable.put(key, found[key])
+    return parse(FamilyItem, found[key])
+
+
+async def create_family_board(db: Db, board: LeaderboardItem) -> LeaderboardItem | None:
+    """Write a periodic family's board of one period (:func:`concrete_board`), as the first
+    play of the period that finds it missing does, before its own transaction: one
+    conditional PutItem, so that the first plays of a period never share a transaction's
+    item. It takes the family's partitions as they stand, read consistently before (the
+    process's copy of the definition may be older). The board as written; None when another
+    play wrote it first (read it again)."""
+    family = await read_family(db, board.family_id) if board.family_id is not None else None
+    if family is not None and family.partitions != board.partitions:
+        board = board.model_copy(update={"partitions": family.partitions})
+    if await put_new(db, LEADERBOARD.item(board), f"leaderboard {board.leaderboard_id!r}"):
+        return board
+    return None
+
+
+async def set_family_partitions(db: Db, family_id: str, partitions: int) -> FamilyItem:
+    """Change the partitions of the family's boards created from now on (one conditional
+    UpdateItem); the boards it has keep theirs. LEADERBOARD_NOT_FOUND (subject FAMILY) for
+    an unknown family."""
+    key = FAMILY.key_attributes(family_id=family_id)
+    try:
+        response = await db.client.update_item(
+            TableName=db.table,
+            Key=serialize(key),
+            UpdateExpression="SET #partitions = :partitions",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#partitions": "partitions"},
+            ExpressionAttributeValues=serialize({":partitions": partitions}),
+            ReturnValues="ALL_NEW",
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard family {family_id!r}", Subject.FAMILY
+        ) from None
+    raw = response["Attributes"]
+    db.immutable.put((key["pk"], key["sk"]), raw)
+    return parse(FamilyItem, raw)

@@ -11,8 +11,10 @@ attributes (snake_case): ``PLAYER#{player_id}``. From the declaration come:
 - the partition of a query: ``SESSION.pk.fill(player_id="ann")``, ``SESSION.sk.prefix``;
 - recognising a stored item: ``SCORE.holds(raw)``, and ``dynamo.layout.entity_of(raw)``.
 
-Every field but a template's last matches text without ``#``; the last matches the rest (an
-e-mail address may hold a ``#``). Ids cannot hold one (dynamo/ids.py).
+A field matches text without ``#`` (ids cannot hold one: dynamo/ids.py), except an e-mail
+address (``{email}``), which may hold one and matches the rest of the value. So
+``LEADERBOARD#{leaderboard_id}`` does not match ``LEADERBOARD#b#03``, the partition key of a
+write-sharded board's Score items (dynamo/scores.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from dynamo.items import Item
 from dynamo.table import GSI1, GSI2, Key
 
 __all__ = ["INDEX_ATTRIBUTES", "Entity", "Template"]
+
+_ANY_TEXT = frozenset({"email"})
+"""The fields whose values may hold a ``#``."""
 
 INDEX_ATTRIBUTES: dict[str, tuple[str, str]] = {
     GSI1: ("gsi1pk", "gsi1sk"),
@@ -53,7 +58,7 @@ class Template:
         for literal, name, _, _ in parts:
             regex += re.escape(literal)
             if name is not None:
-                body = ".+" if name == names[-1] else "[^#]+"
+                body = ".+" if name in _ANY_TEXT else "[^#]+"
                 regex += f"(?P<{name}>{body})"
         object.__setattr__(self, "fields", names)
         object.__setattr__(self, "prefix", parts[0][0] if parts else "")

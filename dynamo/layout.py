@@ -8,11 +8,11 @@ from typing import Any
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.families import FAMILY
 from dynamo.keys import Entity
-from dynamo.leaderboards import LEADERBOARD
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD
 from dynamo.moderation import MODERATION
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
-from dynamo.scores import SCORE
+from dynamo.scores import PARTITIONED_SCORE, SCORE
 from dynamo.sessions import SESSION
 
 __all__ = ["ENTITIES", "entity_of"]
@@ -20,7 +20,9 @@ __all__ = ["ENTITIES", "entity_of"]
 ENTITIES: tuple[Entity, ...] = (
     PLAYER,
     LEADERBOARD,
+    ENTRY_COUNT_SHARD,
     SCORE,
+    PARTITIONED_SCORE,
     SESSION,
     ENTRY_GUARD,
     EMAIL_CLAIM,

@@ -1,36 +1,70 @@
-"""Leaderboard metadata items: AP9 (by id) and board creation."""
+"""Leaderboard metadata items and their entry counts: AP9 (by id) and board creation.
+
+A board's ``entryCount`` (players with an entry on it) is kept in count shards, items beside
+the board's own under its partition key: ``#COUNT#<shard>`` for shard 00 to 31, the shard of a
+player chosen by a stable hash of its id. A first entry adds one to its player's shard, a
+removal takes one off it; no write touches the board's own item, which stays as it was created
+(on DynamoDB, a transaction touching an item that another one in flight holds is cancelled, so
+an item that every first entry wrote would let one first entry of a board commit at a time).
+The count is the board item's own ``entryCount`` (0 for a board created since, the count of a
+board created before the shards, which the shards then go on from) plus its shards' sum, and
+one Query reads them all: the shards' sort keys sort just before ``#METADATA``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.items import Item
+from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
-from dynamo.reads import get_items
+from dynamo.reads import query_items
 
 __all__ = [
+    "COUNT_SHARDS",
+    "ENTRY_COUNT_SHARD",
     "FAMILY_BOARD_ID",
     "LEADERBOARD",
+    "MAX_PARTITIONS",
     "MAX_SCORE_WIDTH",
     "LeaderboardItem",
     "Operator",
     "Period",
     "SortOrder",
+    "count_change",
+    "count_shard",
+    "count_shard_item",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
     "is_family_board_id",
     "largest_score",
+    "player_hash",
+    "read_board",
     "reserved_id_message",
 ]
 
 LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", sk="#METADATA")
+ENTRY_COUNT_SHARD = Entity.declare(
+    "Entry count shard", pk="LEADERBOARD#{leaderboard_id}", sk="#COUNT#{shard}"
+)
+
+COUNT_SHARDS = 32
+"""Count shards per board (a power of two; the README's "Submitting a score" says why 32):
+two first entries in flight together meet on one shard one time in 32, and a board item with
+all 32 shards is read in one Query of under 4 KB, one read unit."""
+
+MAX_PARTITIONS = 64
+"""The most partition keys a board's Score items may spread over (``partitions``, a power of
+two): 64 partitions take some 64,000 write units a second."""
 
 MAX_SCORE_WIDTH = 15
 """Scores up to 10^15 - 1 are exact as JSON/JavaScript numbers."""
@@ -78,6 +112,10 @@ class LeaderboardItem(Item):
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     entry_count: int = 0
+    partitions: int = 1
+    """How many partition keys the board's Score items spread over (a power of two up to
+    MAX_PARTITIONS), fixed when the board is created: 1 keeps them all under the board's own
+    (see dynamo/scores.py)."""
     family_id: str | None = None
     """The family that owns this board, for the concrete boards of a periodic family."""
     ttl: int | None = None
@@ -126,6 +164,66 @@ def is_family_board_id(leaderboard_id: str) -> bool:
     return FAMILY_BOARD_ID.fullmatch(leaderboard_id) is not None
 
 
+class EntryCountShard(Item):
+    """One of a board's count shards: the first entries of the players whose shard it is, less
+    the entries of theirs taken off the board (it may go below zero on a board created before
+    the shards, whose count its own item holds)."""
+
+    leaderboard_id: str
+    shard: str
+    """Two digits, 00 to COUNT_SHARDS - 1."""
+    entry_count: int = 0
+    ttl: int | None = None
+    """The board's own, for periodic boards: the shard expires with the board."""
+
+
+def player_hash(player_id: str) -> int:
+    """A stable hash of a player's id (the same in every process, unlike Python's ``hash``):
+    BLAKE2b, 64 bits. It picks the player's count shard and, on a write-sharded board, the
+    partition of its Score item."""
+    return int.from_bytes(hashlib.blake2b(player_id.encode(), digest_size=8).digest(), "big")
+
+
+def count_shard(player_id: str) -> str:
+    """The count shard of a player's entries, on every board (see :func:`player_hash`)."""
+    return f"{player_hash(player_id) % COUNT_SHARDS:02d}"
+
+
+def count_shard_item(leaderboard_id: str, player_id: str) -> str:
+    """The player's count shard of the board, as one string (``pk sk``): a key of the
+    process's queue of first entries per shard (``Db.counts``)."""
+    return " ".join(
+        ENTRY_COUNT_SHARD.key(leaderboard_id=leaderboard_id, shard=count_shard(player_id))
+    )
+
+
+def count_change(
+    table: str, leaderboard_id: str, player_id: str, delta: int, ttl: int | None
+) -> dict[str, Any]:
+    """The transaction item that adds ``delta`` (1 for a first entry, -1 for an entry taken
+    off) to the player's count shard of the board, creating the shard if need be (with the
+    board's ``ttl``). It has no condition: what makes the count exact is the entry guard's
+    condition in the same transaction, which lets one change of the player's entry through."""
+    shard = count_shard(player_id)
+    names = {"#board": "leaderboardId", "#shard": "shard", "#count": "entryCount"}
+    values: dict[str, Any] = {":board": leaderboard_id, ":shard": shard, ":delta": delta}
+    assign = "#board = :board, #shard = :shard"
+    if ttl is not None:
+        names["#ttl"] = "ttl"
+        values[":ttl"] = ttl
+        assign += ", #ttl = :ttl"
+    key = ENTRY_COUNT_SHARD.key_attributes(leaderboard_id=leaderboard_id, shard=shard)
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": serialize(key),
+            "UpdateExpression": f"SET {assign} ADD #count :delta",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": serialize(values),
+        }
+    }
+
+
 async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None:
     """AP9 for one id."""
     return (await get_leaderboards(db, [leaderboard_id]))[0]
@@ -134,10 +232,44 @@ async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None
 async def get_leaderboards(
     db: Db, ids: Sequence[str], *, consistent: bool = False
 ) -> list[LeaderboardItem | None]:
-    """AP9 batched: one result per id, in order, None where missing; ``consistent``: with
+    """AP9 for several ids: one result per id, in order, None where missing, each board with
+    its ``entryCount`` (one Query per board, see :func:`read_board`); ``consistent``: with
     ConsistentRead."""
-    keys = [LEADERBOARD.key(leaderboard_id=i) for i in ids]
-    return await get_items(db, LeaderboardItem, keys, consistent=consistent)
+    unique = list(dict.fromkeys(ids))
+    found = await asyncio.gather(*(read_board(db, i, consistent=consistent) for i in unique))
+    by_id = dict(zip(unique, found, strict=True))
+    return [by_id[i] for i in ids]
+
+
+async def read_board(
+    db: Db, leaderboard_id: str, *, consistent: bool = False
+) -> LeaderboardItem | None:
+    """AP9: the board's item and its count shards in one Query (the sort keys from the
+    shards' ``#COUNT#`` to the item's ``#METADATA``, which no other item's falls between);
+    the board with its ``entryCount`` summed, None when it has no item."""
+    raw = await query_items(
+        db,
+        key_condition="pk = :pk AND sk BETWEEN :shards AND :board",
+        values={
+            ":pk": LEADERBOARD.pk.fill(leaderboard_id=leaderboard_id),
+            ":shards": ENTRY_COUNT_SHARD.sk.prefix,
+            ":board": LEADERBOARD.sk.fill(),
+        },
+        limit=COUNT_SHARDS + 1,
+        descending=False,
+        consistent=consistent,
+    )
+    boards = [parse(LeaderboardItem, i) for i in raw if LEADERBOARD.holds(_key(i))]
+    if not boards:
+        return None
+    shards = sum(
+        parse(EntryCountShard, i).entry_count for i in raw if ENTRY_COUNT_SHARD.holds(_key(i))
+    )
+    return boards[0].model_copy(update={"entry_count": boards[0].entry_count + shards})
+
+
+def _key(raw: dict[str, Any]) -> dict[str, str]:
+    return {"pk": raw["pk"]["S"], "sk": raw["sk"]["S"]}
 
 
 def reserved_id_message(leaderboard_id: str) -> str:

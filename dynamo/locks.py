@@ -13,9 +13,10 @@ class KeyedLocks:
     """One asyncio lock per key, alive only while someone holds or waits for it.
 
     Every play of a player updates the same player item, so two plays of one player can only
-    commit one after the other. Queueing them here, per process, spends no transaction on a
-    race the process could have seen coming; races between processes are still settled by
-    the transaction's conditions and retries.
+    commit one after the other (and two first entries counted in one count shard of a board
+    likewise). Queueing them here, per process, spends no transaction on a race the process
+    could have seen coming; races between processes are still settled by the transaction's
+    conditions and retries.
     """
 
     def __init__(self) -> None:

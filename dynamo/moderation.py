@@ -7,13 +7,17 @@ about no board, or no player, is not in that index.
 
 Removing an entry deletes its Score item and turns its entry guard into a tombstone: the
 guard keeps the removed entry and gains a version, marked ``removed``. The board's
-``entryCount`` drops by one. The tombstone makes the removal a change like any other for
-readers of the table's stream (the rank index drops the entry), and lets the player's next
-entry on the board continue the guard's versions; to plays, a tombstone is no entry.
+``entryCount`` drops by one, in the player's count shard of the board (never the board's own
+item, which plays of other players would then share with the removal). The tombstone makes
+the removal a change like any other for readers of the table's stream (the rank index drops
+the entry), and lets the player's next entry on the board continue the guard's versions; to
+plays, a tombstone is no entry.
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
@@ -26,13 +30,12 @@ from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
-from dynamo.items import Item, now, parse, serialize
+from dynamo.items import Item, key, now, parse, serialize
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
-from dynamo.leaderboards import LEADERBOARD
+from dynamo.leaderboards import LEADERBOARD, count_change
 from dynamo.outcomes import watching
 from dynamo.reads import Page, batch_get, query_page, range_page
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
-from dynamo.scores import SCORE
 from dynamo.table import GSI1, GSI2
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "ModerationAction",
     "ModerationItem",
     "RemovedEntry",
+    "backoff",
     "entry_removal_items",
     "get_action",
     "moderation_log",
@@ -110,10 +114,11 @@ async def remove_entry(
         # In the player's turn, as its plays are: within one process, a play is recorded
         # wholly before or wholly after the removal, in the order of their times.
         async with db.players.hold(player_id):
-            for _ in range(MAX_ATTEMPTS):
+            for attempt in range(MAX_ATTEMPTS):
                 action = await _attempt(db, leaderboard_id, player_id, reason, actor)
                 if action is not None:
                     return action
+                await backoff(attempt)
     except (BotoCoreError, ClientError) as error:
         if is_backend_failure(error):
             raise unavailable() from error
@@ -152,7 +157,7 @@ async def _attempt(
         player_id=player_id,
     ).model_copy(update={"removed": [removed_entry(guard)], "removed_count": 1})
     items = [
-        *entry_removal_items(db.table, guard, count_on=leaderboard_id),
+        *entry_removal_items(db.table, guard, counted=True),
         put_action(db.table, action),
     ]
     with watching(f"moderation action {action.action_id}") as write:
@@ -170,6 +175,13 @@ async def _attempt(
                 raise outcome_unknown(f" (moderation action {action.action_id})") from error
             raise
     return action
+
+
+async def backoff(attempt: int) -> None:
+    """Wait a little, at random, before attempt ``attempt + 1`` of a write that lost a race:
+    the writes it raced (plays, or first entries of other players on its count shards) are
+    then done, and attempts that raced each other do not meet again."""
+    await asyncio.sleep(random.uniform(0, min(0.25, 0.005 * 2**attempt)))
 
 
 def removed_entry(guard: EntryGuardItem) -> RemovedEntry:
@@ -214,54 +226,45 @@ def put_action(table: str, action: ModerationItem) -> dict[str, Any]:
 
 async def removals(db: Db, guards: Sequence[EntryGuardItem], *, erase: bool = False) -> list[Any]:
     """The transaction items that take the entries ``guards`` hold off their boards (see
-    :func:`entry_removal_items`), the boards read consistently first: a board that is gone
-    (its time to live ran out) has no count to keep."""
+    :func:`entry_removal_items`), the boards' items read consistently first: a board that is
+    gone (its time to live ran out) has no count to keep."""
     keys = [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards]
     boards = await batch_get(db, keys, consistent=True)
     items: list[Any] = []
-    for guard, key in zip(guards, keys, strict=True):
-        count_on = guard.leaderboard_id if key in boards else None
-        items.extend(entry_removal_items(db.table, guard, count_on=count_on, erase=erase))
+    for guard, board_key in zip(guards, keys, strict=True):
+        counted = board_key in boards
+        items.extend(entry_removal_items(db.table, guard, counted=counted, erase=erase))
     return items
 
 
 def entry_removal_items(
-    table: str, guard: EntryGuardItem, *, count_on: str | None, erase: bool = False
+    table: str, guard: EntryGuardItem, *, counted: bool, erase: bool = False
 ) -> list[Any]:
     """The transaction items that take the entry ``guard`` holds off its board, conditional
-    on the guard still holding it: its Score item is deleted, and the board's ``entryCount``
-    drops by one when ``count_on`` names the board (None when the board is gone). The guard
-    becomes a tombstone, or with ``erase`` is deleted."""
+    on the guard still holding it: its Score item (where the guard says it is) is deleted,
+    and with ``counted`` (False when the board is gone) the board's ``entryCount`` drops by
+    one in the player's count shard, which carries the guard's ``ttl`` (the board's), so that
+    a shard written as the board expires expires with it. The guard becomes a tombstone, or
+    with ``erase`` is deleted."""
     condition = {
         "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
         "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
     }
     if erase:
-        key = ENTRY_GUARD.key_attributes(
+        guard_key = ENTRY_GUARD.key_attributes(
             player_id=guard.player_id, leaderboard_id=guard.leaderboard_id
         )
         guard_item: dict[str, Any] = {
-            "Delete": {"TableName": table, "Key": serialize(key), **condition}
+            "Delete": {"TableName": table, "Key": serialize(guard_key), **condition}
         }
     else:
         tombstone = guard.model_copy(update={"version": guard.version + 1, "removed": True})
         guard_item = {
             "Put": {"TableName": table, "Item": serialize(ENTRY_GUARD.item(tombstone)), **condition}
         }
-    score_key = {"pk": SCORE.pk.fill(leaderboard_id=guard.leaderboard_id), "sk": guard.score_sk}
-    items = [guard_item, {"Delete": {"TableName": table, "Key": serialize(score_key)}}]
-    if count_on is not None:
-        items.append(
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": serialize(LEADERBOARD.key_attributes(leaderboard_id=count_on)),
-                    "UpdateExpression": "ADD entryCount :minus",
-                    "ConditionExpression": "attribute_exists(pk)",
-                    "ExpressionAttributeValues": serialize({":minus": -1}),
-                }
-            }
-        )
+    items = [guard_item, {"Delete": {"TableName": table, "Key": key(*guard.score_key)}}]
+    if counted:
+        items.append(count_change(table, guard.leaderboard_id, guard.player_id, -1, guard.ttl))
     return items
 
 

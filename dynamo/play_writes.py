@@ -1,11 +1,22 @@
 """Recording a play: one play written on one or more boards in ONE TransactWriteItems.
 
-A play is read (one consistent BatchGetItem: the player, each board and the player's entry
-guard on it, and the play record when the client names the play), decided per
-board by the board's operator, then written at once: the Session, the player's statistics,
-each board's entry change, and the play record. Conditions make a race with another
-play of the same player cancel the transaction rather than lose an update; a cancelled
-transaction is read again and retried a bounded number of times. Nothing is half-written.
+A play is read (one consistent BatchGetItem: the player, its entry guard on each board, and
+the play record when the client names the play; beside it, each board with its count by one
+consistent Query), decided per board by the board's operator, then written at once: the
+Session, the player's statistics, each board's entry change (and a first entry's count), and
+the play record. Conditions make a race with another play of the same player cancel the
+transaction rather than lose an update; a cancelled transaction is read again and retried a
+bounded number of times. Nothing is half-written.
+
+The transaction holds the player's own items and, on a first entry, the player's count shard
+of the board; never the board's own item, which every play of the board would share (DynamoDB
+cancels a transaction that touches an item another one in flight holds). The board's
+existence, window and bounds are checked from the read. A family's board that the read finds
+missing is created by one conditional PutItem before the transaction, with the family's
+partitions read afresh (a play that loses that race reads the board that stands, and plays on
+it). Within one process, the transactions of
+first entries counted in one count shard wait for each other (``Db.counts``) instead of
+cancelling each other; between processes such a conflict is retried like any other race.
 
 Failures of the database itself are BACKEND_UNAVAILABLE when nothing was written. A transaction
 that may have been applied without the database confirming it (its connection dropped, it
@@ -19,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,19 +41,32 @@ from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.entry_writes import EntryChange, entry_change, entry_write_items
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
-from dynamo.families import FamilyItem, concrete_board, get_families, period_window
-from dynamo.ids import new_session_id
-from dynamo.items import now, parse, serialize, stamp
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, is_family_board_id
-from dynamo.outcomes import watching
-from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
-from dynamo.players import (
-    MAX_GAMES_PLAYED,
-    MAX_LIFETIME_SCORE,
-    PLAYABLE,
-    PLAYER,
-    PlayerItem,
+from dynamo.families import (
+    FamilyItem,
+    concrete_board,
+    create_family_board,
+    get_families,
+    period_window,
 )
+from dynamo.ids import new_session_id
+from dynamo.items import now, parse, serialize
+from dynamo.leaderboards import (
+    LeaderboardItem,
+    count_shard_item,
+    get_leaderboards,
+    is_family_board_id,
+    read_board,
+)
+from dynamo.outcomes import watching
+from dynamo.play_player import (
+    check_playable,
+    check_totals,
+    count_play,
+    no_player,
+    totals_out_of_range,
+)
+from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
+from dynamo.players import PLAYER, PlayerItem
 from dynamo.plays import BoardResult, Play, PlayResult, play_session
 from dynamo.reads import batch_get
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
@@ -69,11 +94,13 @@ class _Target:
 
 class _Retry(Exception):
     """The transaction was cancelled, having written nothing: it lost a race (or was
-    throttled); read again and retry."""
+    throttled); read again and retry (``at_once``: without waiting, as nothing is in the
+    way any more)."""
 
-    def __init__(self, *, throttled: bool = False) -> None:
+    def __init__(self, *, throttled: bool = False, at_once: bool = False) -> None:
         super().__init__()
         self.throttled = throttled
+        self.at_once = at_once
 
 
 async def record_play(db: Db, play: Play, *, clock: Callable[[], datetime] = now) -> PlayResult:
@@ -106,6 +133,8 @@ async def _record(db: Db, play: Play, clock: Callable[[], datetime]) -> PlayResu
                 return await _attempt(db, play, targets, digest, session_id, at, attempt)
             except _Retry as retry:
                 throttled = retry.throttled
+                if retry.at_once:
+                    continue
                 delay = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
     if throttled:
@@ -155,16 +184,33 @@ async def _attempt(
         if play.submission_id
         else None
     )
-    keys = [pkey, *(k for t in targets for k in _target_keys(play.player_id, t))]
-    found = await batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True)
+    keys = [pkey, *(_guard_key(play.player_id, t) for t in targets)]
+    found, boards = await asyncio.gather(
+        batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True),
+        get_leaderboards(db, [t.leaderboard_id for t in targets], consistent=True),
+    )
     if rkey is not None and rkey in found:
         return replay(parse(PlayRecord, found[rkey]), play, digest)
     if pkey not in found:
-        raise _no_player(play)
+        raise no_player(play)
     player = parse(PlayerItem, found[pkey])
-    _check_playable(player, play)
-    _check_totals(player, play)
-    changes = [_decide(found, play, t, session_id, at) for t in targets]
+    check_playable(player, play)
+    check_totals(player, play)
+    changes = [
+        _decide(found, board, play, t, session_id, at)
+        for t, board in zip(targets, boards, strict=True)
+    ]
+    for n, (target, board) in enumerate(zip(targets, boards, strict=True)):
+        if board is None and target.template is not None:
+            created = await create_family_board(db, target.template)
+            if created is not None:
+                changes[n] = _decide(found, created, play, target, session_id, at)
+                continue
+            # Another play created it first: play on the board that stands, read again.
+            again = await read_board(db, target.leaderboard_id, consistent=True)
+            if again is None:
+                raise _Retry(at_once=True)
+            changes[n] = _decide(found, again, play, target, session_id, at)
 
     session = play_session(play, session_id, at, [t.leaderboard_id for t in targets])
     roles: list[str] = []
@@ -175,7 +221,7 @@ async def _attempt(
         items.append(op)
 
     add("session", _put_new(db.table, SESSION.item(session)))
-    add("player", _count_play(db.table, play, at))
+    add("player", count_play(db.table, play, at))
     if rkey is not None:
         record = record_of(play, digest, session, changes)
         add("record", _put_new(db.table, PLAY_RECORD.item(record)))
@@ -183,18 +229,26 @@ async def _attempt(
         for role, op in entry_write_items(db.table, change):
             add(role, op)
 
-    with watching(session_id) as write:
-        try:
-            await db.client.transact_write_items(
-                TransactItems=items, ClientRequestToken=f"{session_id}-{attempt}"
-            )
-        except (BotoCoreError, ClientError, LeaderboardError) as error:
-            if isinstance(error, ClientError):
-                # A cancellation is DynamoDB's answer for this token: nothing was written.
-                _raise_for_cancellation(error, roles, play)
-            if write.outcome_unknown:
-                raise outcome_unknown(_unknown_detail(play, session_id)) from error
-            raise
+    shards = sorted(
+        {count_shard_item(c.board.leaderboard_id, play.player_id) for c in changes if c.first}
+    )
+    async with AsyncExitStack() as queued:
+        # A first entry waits for this process's other first entries counted in its shard
+        # (in key order, so that plays on several boards never wait for each other in turn).
+        for shard in shards:
+            await queued.enter_async_context(db.counts.hold(shard))
+        with watching(session_id) as write:
+            try:
+                await db.client.transact_write_items(
+                    TransactItems=items, ClientRequestToken=f"{session_id}-{attempt}"
+                )
+            except (BotoCoreError, ClientError, LeaderboardError) as error:
+                if isinstance(error, ClientError):
+                    # A cancellation is DynamoDB's answer for this token: nothing was written.
+                    _raise_for_cancellation(error, roles, play)
+                if write.outcome_unknown:
+                    raise outcome_unknown(_unknown_detail(play, session_id)) from error
+                raise
     return PlayResult(
         session=session,
         boards=[
@@ -214,24 +268,21 @@ async def _attempt(
     )
 
 
-def _target_keys(player_id: str, target: _Target) -> list[tuple[str, str]]:
-    board_id = target.leaderboard_id
-    return [
-        LEADERBOARD.key(leaderboard_id=board_id),
-        ENTRY_GUARD.key(player_id=player_id, leaderboard_id=board_id),
-    ]
+def _guard_key(player_id: str, target: _Target) -> tuple[str, str]:
+    return ENTRY_GUARD.key(player_id=player_id, leaderboard_id=target.leaderboard_id)
 
 
 def _decide(
     found: dict[tuple[str, str], Any],
+    read: LeaderboardItem | None,
     play: Play,
     target: _Target,
     session_id: str,
     at: datetime,
 ) -> EntryChange:
-    bkey, ekey = _target_keys(play.player_id, target)
-    if bkey in found:
-        board = parse(LeaderboardItem, found[bkey])
+    ekey = _guard_key(play.player_id, target)
+    if read is not None:
+        board = read
         _check_owner(board, target)
     elif target.template is not None:
         board = target.template
@@ -282,68 +333,6 @@ def _check_owner(board: LeaderboardItem, target: _Target) -> None:
         )
 
 
-def _check_playable(player: PlayerItem, play: Play) -> None:
-    """Refuse the plays of a banned player, and of one being erased (as a missing one's)."""
-    if player.erasing_since is not None:
-        raise _no_player(play)
-    if player.banned:
-        raise LeaderboardError(
-            ErrorCode.PLAYER_BANNED,
-            f"player {play.player_id!r} is banned; nothing was recorded",
-            Subject.PLAYER,
-        )
-
-
-def _no_player(play: Play) -> LeaderboardError:
-    return LeaderboardError(
-        ErrorCode.PLAYER_NOT_FOUND, f"no player {play.player_id!r}", Subject.PLAYER
-    )
-
-
-def _check_totals(player: PlayerItem, play: Play) -> None:
-    """Refuse a play that would take the player's sums past what their types carry."""
-    if player.lifetime_score + play.score > MAX_LIFETIME_SCORE:
-        raise _totals_out_of_range(play)
-    if player.games_played + 1 > MAX_GAMES_PLAYED:
-        raise _totals_out_of_range(play)
-
-
-def _totals_out_of_range(play: Play) -> LeaderboardError:
-    return LeaderboardError(
-        ErrorCode.SCORE_OUT_OF_RANGE,
-        f"this play would take player {play.player_id!r} past the largest lifetimeScore "
-        f"({MAX_LIFETIME_SCORE}) or gamesPlayed ({MAX_GAMES_PLAYED}); nothing was recorded",
-        Subject.SCORE,
-    )
-
-
-def _count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
-    """Add the play to the player's sums, on condition that the player may play (not banned,
-    not being erased) and that the sums stay within their types: a play racing a ban, or
-    another play, is thus refused by the transaction itself. On a failed condition the
-    transaction returns the player's item, which tells which condition failed."""
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": serialize(PLAYER.key_attributes(player_id=play.player_id)),
-            "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
-            "ConditionExpression": f"attribute_exists(pk) AND {PLAYABLE}"
-            " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
-            " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
-            "ExpressionAttributeValues": serialize(
-                {
-                    ":now": stamp(at),
-                    ":score": play.score,
-                    ":one": 1,
-                    ":room": MAX_LIFETIME_SCORE - play.score,
-                    ":games": MAX_GAMES_PLAYED - 1,
-                }
-            ),
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-    }
-
-
 def _put_new(table: str, item: dict[str, Any]) -> dict[str, Any]:
     return {
         "Put": {
@@ -378,14 +367,8 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], play: Play) ->
     player = next((r for role, r in zip(roles, reasons, strict=False) if role == "player"), None)
     if ("player", "ConditionalCheckFailed") in failed:
         if player is None or not player.get("Item"):
-            raise _no_player(play) from None
-        _check_playable(parse(PlayerItem, player["Item"]), play)
-        raise _totals_out_of_range(play) from None
-    if ("board", "ConditionalCheckFailed") in failed:
-        raise LeaderboardError(
-            ErrorCode.LEADERBOARD_NOT_FOUND,
-            "a leaderboard of this play is gone",
-            Subject.LEADERBOARD,
-        ) from None
+            raise no_player(play) from None
+        check_playable(parse(PlayerItem, player["Item"]), play)
+        raise totals_out_of_range(play) from None
     if all(code in _RACED | _THROTTLED for _, code in failed):
         raise _Retry(throttled=any(code in _THROTTLED for _, code in failed)) from None

@@ -22,7 +22,8 @@ __all__ = [
 MAX_DURATION_SEC = 2_147_483_647
 MAX_TARGETS = 20
 """Boards per play. A transaction holds at most 100 items: 3 for the session, the player and
-the play record, and up to 4 per board (board, guard, old and new Score item)."""
+the play record, and up to 3 per board (a first entry's count shard, guard and Score item; a
+change's guard, old and new Score item)."""
 
 
 @dataclass(frozen=True)

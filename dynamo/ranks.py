@@ -12,6 +12,10 @@ Ranks of several entries on one board cost one COUNT per distinct value, run con
 disjoint ranges: together they read the board once down to the lowest of them. Ranks of a
 contiguous run of entries (a page, an around-me window) follow from the run itself and at most
 two COUNTs above its first entry.
+
+On a write-sharded board (dynamo/scores.py) each COUNT is one per partition, run at once and
+summed, and an around-me window merges each partition's entries nearest the player's; the
+sort keys, and so these ranges, are the same in every partition.
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from itertools import accumulate
 from dynamo.db import Db
 from dynamo.items import parse
 from dynamo.leaderboards import LeaderboardItem
-from dynamo.reads import count, query_items
+from dynamo.merged_reads import count_all, merged_items
 from dynamo.scores import (
     SCORE,
     SCORE_RANGE_END,
     ScoreItem,
     rank_boundary,
     rank_value,
+    score_partitions,
     score_sk,
 )
 
@@ -41,10 +46,11 @@ def _value(board: LeaderboardItem, entry: ScoreItem) -> str:
 
 
 async def _count_between(db: Db, board: LeaderboardItem, lo: str, hi: str) -> int:
-    return await count(
+    return await count_all(
         db,
+        score_partitions(board),
         key_condition="pk = :pk AND sk BETWEEN :lo AND :hi",
-        values={":pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id), ":lo": lo, ":hi": hi},
+        values={":lo": lo, ":hi": hi},
     )
 
 
@@ -119,22 +125,25 @@ async def around(
     """Up to ``before`` better and ``after`` worse entries around ``entry``, best first, and
     whether the run starts at the top of the board (for window_ranks).
 
-    Two key-range Queries start at the entry's own sort key, one upwards, one downwards.
+    Two key-range Queries start at the entry's own sort key, one upwards, one downwards (on a
+    write-sharded board, two on each partition, merged).
     """
-    pk = SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
+    pks = score_partitions(board)
     own = score_sk(board, entry)
     up, down = await asyncio.gather(
-        query_items(
+        merged_items(
             db,
+            pks,
             key_condition="pk = :pk AND sk BETWEEN :own AND :end",
-            values={":pk": pk, ":own": own, ":end": SCORE_RANGE_END},
+            values={":own": own, ":end": SCORE_RANGE_END},
             limit=before + 1,
             descending=False,
         ),
-        query_items(
+        merged_items(
             db,
+            pks,
             key_condition="pk = :pk AND sk BETWEEN :start AND :own",
-            values={":pk": pk, ":start": SCORE.sk.prefix, ":own": own},
+            values={":start": SCORE.sk.prefix, ":own": own},
             limit=after + 1,
         ),
     )

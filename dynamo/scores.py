@@ -5,31 +5,51 @@ zero-padded to the board's width, or ``10^width - 1 - score`` on a board where l
 better, so that "better" is always "larger rank_value". ``tie_value`` is ``9999999999999 -
 attainedAt`` in epoch milliseconds, padded to 13 digits, so that among equal scores the
 earlier one sorts first in a descending read.
+
+A board of one partition (``partitions`` 1, the default) keeps its Score items under its own
+partition key, ``LEADERBOARD#<id>`` (SCORE). A write-sharded board (``partitions`` N, a power
+of two up to 64) spreads them over N partition keys, ``LEADERBOARD#<id>#<shard>`` with shard
+``00`` to N - 1 (PARTITIONED_SCORE), a player's shard chosen by the stable hash of its id
+that also picks its count shard (dynamo/leaderboards.py): each partition key takes its own
+~1,000 write units a second. The sort keys are the same in either layout, so the board's
+order (best first, ties earlier first, then by player id) is the descending order of the sort
+keys across all its partitions, and a read of the whole board merges its partitions on them
+(:func:`top_scores`; dynamo/ranks.py for ranks and windows).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from dynamo.cursors import CursorShape
 from dynamo.db import Db
 from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
-from dynamo.leaderboards import LeaderboardItem, SortOrder
+from dynamo.leaderboards import LeaderboardItem, SortOrder, player_hash
+from dynamo.merged_reads import merged_page
 from dynamo.metadata import Metadata
 from dynamo.reads import Page, query_page, range_page
 from dynamo.table import GSI1
 
 __all__ = [
+    "PARTITIONED_SCORE",
     "SCORE",
     "SCORE_RANGE_END",
     "ScoreItem",
     "attained_at_of",
+    "holds_score",
     "player_entry",
     "player_scores",
     "rank_boundary",
     "rank_value",
+    "score_entity",
+    "score_item",
+    "score_partition",
+    "score_partitions",
     "score_sk",
+    "score_values",
     "sort_values",
     "tie_value",
     "top_scores",
@@ -38,6 +58,12 @@ __all__ = [
 SCORE = Entity.declare(
     "Score",
     pk="LEADERBOARD#{leaderboard_id}",
+    sk="SCORE#{rank_value}#{tie_value}#{player_id}",
+    gsi1=("PLAYER#{player_id}", "SCORE#{leaderboard_id}"),
+)
+PARTITIONED_SCORE = Entity.declare(
+    "Score (write-sharded board)",
+    pk="LEADERBOARD#{leaderboard_id}#{shard}",
     sk="SCORE#{rank_value}#{tie_value}#{player_id}",
     gsi1=("PLAYER#{player_id}", "SCORE#{leaderboard_id}"),
 )
@@ -100,18 +126,81 @@ def score_sk(board: LeaderboardItem, entry: ScoreItem) -> str:
     return SCORE.sk.fill(player_id=entry.player_id, **sort_values(board, entry))
 
 
+def holds_score(item: Mapping[str, Any]) -> bool:
+    """Whether a stored item (or a key) is a Score item, of a board of either layout."""
+    return SCORE.holds(item) or PARTITIONED_SCORE.holds(item)
+
+
+def _shard(board: LeaderboardItem, player_id: str) -> str:
+    return f"{player_hash(player_id) % board.partitions:02d}"
+
+
+def score_entity(board: LeaderboardItem) -> Entity:
+    """The entity of ``board``'s Score items: SCORE, or PARTITIONED_SCORE on a write-sharded
+    board."""
+    return SCORE if board.partitions == 1 else PARTITIONED_SCORE
+
+
+def score_partition(board: LeaderboardItem, player_id: str) -> str:
+    """The partition key of the player's Score item on ``board``."""
+    if board.partitions == 1:
+        return SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
+    shard = _shard(board, player_id)
+    return PARTITIONED_SCORE.pk.fill(leaderboard_id=board.leaderboard_id, shard=shard)
+
+
+def score_partitions(board: LeaderboardItem) -> list[str]:
+    """Every partition key of ``board``'s Score items, in shard order."""
+    if board.partitions == 1:
+        return [SCORE.pk.fill(leaderboard_id=board.leaderboard_id)]
+    return [
+        PARTITIONED_SCORE.pk.fill(leaderboard_id=board.leaderboard_id, shard=f"{n:02d}")
+        for n in range(board.partitions)
+    ]
+
+
+def score_values(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
+    """Every value the Score item's keys derive from the board: :func:`sort_values`, and on a
+    write-sharded board the player's ``shard``."""
+    values = sort_values(board, entry)
+    if board.partitions > 1:
+        values["shard"] = _shard(board, entry.player_id)
+    return values
+
+
+def score_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
+    """``entry``'s Score item on ``board``, with all its keys."""
+    return score_entity(board).item(entry, **score_values(board, entry))
+
+
 async def top_scores(
-    db: Db, leaderboard_id: str, first: int, after: str | None, *, consistent: bool = False
+    db: Db, board: LeaderboardItem, first: int, after: str | None, *, consistent: bool = False
 ) -> Page[ScoreItem]:
     """AP3: the board's SCORE# range read descending, best first; ``consistent``: with
-    ConsistentRead (it then shows every write that had committed when it began)."""
-    return await range_page(
+    ConsistentRead (it then shows every write that had committed when it began). On a
+    write-sharded board, one Query per partition, merged (see dynamo/merged_reads.py); its
+    cursors are bound to the board and its number of partitions."""
+    if board.partitions == 1:
+        return await range_page(
+            db,
+            ScoreItem,
+            SCORE.pk.fill(leaderboard_id=board.leaderboard_id),
+            SCORE.sk.prefix,
+            first,
+            after,
+            consistent=consistent,
+        )
+    return await merged_page(
         db,
         ScoreItem,
-        SCORE.pk.fill(leaderboard_id=leaderboard_id),
+        score_partitions(board),
         SCORE.sk.prefix,
         first,
         after,
+        bound={
+            "pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id),
+            "partitions": str(board.partitions),
+        },
         consistent=consistent,
     )
 

@@ -60,6 +60,7 @@ _BOARD_FIELDS = (
     "sortOrder",
     "operator",
     "scoreWidth",
+    "partitions",
     "minScore",
     "maxScore",
     "startsAt",

@@ -24,6 +24,8 @@ __all__ = ["LeaderboardFamily"]
 )
 class LeaderboardFamily:
     item: strawberry.Private[FamilyItem]
+    fresh: strawberry.Private[bool] = False
+    """Whether ``item`` was just written or read as it stands (its partitions need no read)."""
 
     @strawberry.field(
         description="The family's id; its boards are `<id>.daily.2026-11-21`, "
@@ -81,6 +83,16 @@ class LeaderboardFamily:
     @strawberry.field(description="Days a board stays readable after its period ends.")
     def retention_days(self) -> int:
         return self.item.retention_days
+
+    @strawberry.field(
+        description="How many partition keys the family's boards created from now on spread "
+        "their entries over (a power of two from 1 to 64; see Leaderboard.partitions). "
+        "updateLeaderboardFamily changes it; the boards the family has keep theirs."
+    )
+    async def partitions(self, info: Info[Context, None]) -> int:
+        if self.fresh:
+            return self.item.partitions
+        return await families.resolve_family_partitions(info.context, self.item)
 
     @strawberry.field(
         description="The board of the current period. Before its first play it is shown "

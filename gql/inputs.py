@@ -15,6 +15,7 @@ __all__ = [
     "CreateLeaderboardInput",
     "CreatePlayerInput",
     "SubmitScoreInput",
+    "UpdateLeaderboardFamilyInput",
 ]
 
 MIN_SCORE = (
@@ -26,6 +27,12 @@ MAX_SCORE = (
     "Highest score a play may enter, minScore to 10^scoreWidth - 1; a higher score is refused "
     "(SCORE_OUT_OF_RANGE). On INCREMENT boards it bounds each play's amount, not the total. "
     "Omit it for no bound but the width."
+)
+PARTITIONS = (
+    "How many partition keys the board's entries spread over, a power of two from 1 to 64: "
+    "each takes some 1,000 writes a second on DynamoDB, and reading a page, a window or a "
+    "counted rank of the board reads each of them. 1, the default, for a board of up to a "
+    "couple of hundred plays a second. Any other value is INVALID_ARGUMENT."
 )
 
 
@@ -61,9 +68,13 @@ class CreateLeaderboardInput:
     ends_at: datetime | None = strawberry.field(
         default=None, description="Instant from which scores are refused."
     )
+    partitions: int = strawberry.field(default=1, description=PARTITIONS)
 
 
-@strawberry.input(description="A new periodic leaderboard family. Nothing of it changes later.")
+@strawberry.input(
+    description="A new periodic leaderboard family. Nothing of it changes later but its "
+    "partitions (updateLeaderboardFamily)."
+)
 class CreateLeaderboardFamilyInput:
     id: strawberry.ID = strawberry.field(description="Family id (1-40 of A-Z a-z 0-9 _ . -).")
     name: str = strawberry.field(description="Display name; each board adds its period.")
@@ -88,6 +99,22 @@ class CreateLeaderboardFamilyInput:
     )
     retention_days: int = strawberry.field(
         default=30, description="Days a board stays readable after its period ends (0-3650)."
+    )
+    partitions: int = strawberry.field(
+        default=1,
+        description="The partitions of the family's boards (see CreateLeaderboardInput."
+        "partitions), a power of two from 1 to 64; anything else is INVALID_ARGUMENT. "
+        "updateLeaderboardFamily changes it for the boards created afterwards.",
+    )
+
+
+@strawberry.input(description="A change to a periodic leaderboard family.")
+class UpdateLeaderboardFamilyInput:
+    id: strawberry.ID = strawberry.field(description="The family's id.")
+    partitions: int = strawberry.field(
+        description="The partitions of the family's boards created from now on (a power of two "
+        "from 1 to 64; anything else is INVALID_ARGUMENT). The boards it has keep theirs, so "
+        "raise it ahead of a busier period: tomorrow's daily board takes it."
     )
 
 

@@ -79,6 +79,14 @@ class Leaderboard:
     def ends_at(self) -> datetime | None:
         return self.item.ends_at
 
+    @strawberry.field(
+        description="How many partition keys the board's entries spread over (1 to 64, fixed "
+        "when the board is created): its write capacity is that many partitions'. Its pages, "
+        "ranks and windows are the same whatever it is."
+    )
+    def partitions(self) -> int:
+        return self.item.partitions
+
     @strawberry.field(description="Number of players with an entry on this board.")
     def entry_count(self, info: Info[Context, None]) -> int:
         info.context.depends(EntryCount(self.item.leaderboard_id))

@@ -15,6 +15,7 @@ from gql.inputs import (
     CreateLeaderboardInput,
     CreatePlayerInput,
     SubmitScoreInput,
+    UpdateLeaderboardFamilyInput,
 )
 from gql.leaderboards import Leaderboard
 from gql.moderation import (
@@ -34,6 +35,7 @@ from gql.payloads import (
     CreateLeaderboardPayload,
     CreatePlayerPayload,
     SubmitScorePayload,
+    UpdateLeaderboardFamilyPayload,
 )
 from gql.players import Player
 from resolvers import families, leaderboards, moderation, players, plays
@@ -81,6 +83,7 @@ class Mutation:
                 ends_at=input.ends_at,
                 min_score=input.min_score,
                 max_score=input.max_score,
+                partitions=input.partitions,
             )
         except LeaderboardError as error:
             return CreateLeaderboardPayload(leaderboard=None, errors=user_errors(error))
@@ -106,10 +109,31 @@ class Mutation:
                 retention_days=input.retention_days,
                 min_score=input.min_score,
                 max_score=input.max_score,
+                partitions=input.partitions,
             )
         except LeaderboardError as error:
             return CreateLeaderboardFamilyPayload(family=None, errors=user_errors(error))
-        return CreateLeaderboardFamilyPayload(family=LeaderboardFamily(item=family), errors=[])
+        return CreateLeaderboardFamilyPayload(
+            family=LeaderboardFamily(item=family, fresh=True), errors=[]
+        )
+
+    @strawberry.mutation(
+        description="Change a periodic leaderboard family: the partitions of its boards created "
+        "from now on."
+    )
+    async def update_leaderboard_family(
+        self, info: Info[Context, None], input: Annotated[UpdateLeaderboardFamilyInput, INPUT]
+    ) -> UpdateLeaderboardFamilyPayload:
+        require_authenticated(info.context)
+        try:
+            family = await families.update_family(
+                info.context, family_id=str(input.id), partitions=input.partitions
+            )
+        except LeaderboardError as error:
+            return UpdateLeaderboardFamilyPayload(family=None, errors=user_errors(error))
+        return UpdateLeaderboardFamilyPayload(
+            family=LeaderboardFamily(item=family, fresh=True), errors=[]
+        )
 
     @strawberry.mutation(
         description="Record one play: a session, the player's statistics, and the entry on each "

@@ -21,6 +21,7 @@ __all__ = [
     "CreateLeaderboardPayload",
     "CreatePlayerPayload",
     "SubmitScorePayload",
+    "UpdateLeaderboardFamilyPayload",
 ]
 
 ERRORS = "Why nothing was written, if so."
@@ -42,6 +43,14 @@ class CreateLeaderboardPayload:
 class CreateLeaderboardFamilyPayload:
     family: LeaderboardFamily | None = strawberry.field(
         description="The new family; null on error."
+    )
+    errors: list[UserError] = strawberry.field(description=ERRORS)
+
+
+@strawberry.type(description="The result of updateLeaderboardFamily.")
+class UpdateLeaderboardFamilyPayload:
+    family: LeaderboardFamily | None = strawberry.field(
+        description="The family as changed; null on error."
     )
     errors: list[UserError] = strawberry.field(description=ERRORS)
 

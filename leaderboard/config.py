@@ -35,8 +35,9 @@ class Limits:
     made and the answer is BACKEND_UNAVAILABLE (HTTP 503)."""
     max_dynamodb_calls: int = 1000
     """Database calls one operation (or one push of a subscription) may make: the backstop
-    behind the cost limit. A point of cost stands for at most one call, so a document within
-    the cost limit (1000) never reaches it."""
+    behind the cost limit. A point of cost stands for at most one call on boards of one
+    partition, so a document within the cost limit (1000) reading only those never reaches it;
+    a page, a window or a COUNT rank of a write-sharded board makes one call per partition."""
     max_dynamodb_in_flight: int = 4
     """Database calls of one operation awaiting their answers at once; its other calls wait
     their turn, so that one operation's fan-out neither holds the client's pool of 64

@@ -293,9 +293,15 @@ _Row = tuple[str, int, str, int]
 
 
 async def _score_chunks(db: Db, board: LeaderboardItem) -> AsyncIterator[list[_Row]]:
-    """The board's entries from the table as (member, score, player, version), in chunks."""
+    """The board's entries from the table as (member, score, player, version), in chunks: each
+    partition of the board's Score items (dynamo/scores.py) in turn."""
+    for pk in scores.score_partitions(board):
+        async for chunk in _partition_chunks(db, board, pk):
+            yield chunk
+
+
+async def _partition_chunks(db: Db, board: LeaderboardItem, pk: str) -> AsyncIterator[list[_Row]]:
     start: dict[str, str] | None = None
-    pk = scores.SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
     while True:
         raw = await query_items(
             db,

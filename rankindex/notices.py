@@ -24,7 +24,10 @@ from dynamo.players import PLAYER
 __all__ = ["Notice", "NoticeKind", "decode", "encode", "notices", "notices_of"]
 
 _COUNTERS = frozenset({"entryCount"})
-"""Board attributes whose change always comes with an entry's (and so its own notice)."""
+"""Board attributes whose change always comes with an entry's (and so its own notice): the
+count a board's item held before the count shards, which an instance of that version still
+changes during an upgrade. Count shards (dynamo/leaderboards.py) give no notice at all: each
+of their changes is a first entry's or a removal's, told by the entry guard's notice."""
 
 
 class NoticeKind(StrEnum):

@@ -11,6 +11,7 @@ from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from resolvers.context import Context
 from resolvers.inputs import (
     check_new_family,
+    check_partitions,
     clean_id,
     clean_instant,
     clean_name,
@@ -22,7 +23,9 @@ __all__ = [
     "resolve_family",
     "resolve_family_board",
     "resolve_family_current",
+    "resolve_family_partitions",
     "resolve_family_previous",
+    "update_family",
 ]
 
 
@@ -79,6 +82,7 @@ async def create_family(
     retention_days: int,
     min_score: int | None = None,
     max_score: int | None = None,
+    partitions: int = 1,
 ) -> FamilyItem:
     family = FamilyItem(
         family_id=clean_id(family_id, "id"),
@@ -93,8 +97,24 @@ async def create_family(
         season_start=clean_instant(season_start, "seasonStart") if season_start else None,
         season_days=season_days,
         retention_days=retention_days,
+        partitions=partitions,
         created_at=ctx.clock(),
     )
     check_new_family(family)
     with naming({Subject.FAMILY: "id"}):
         return await families.create_family(ctx.db, family)
+
+
+async def update_family(ctx: Context, *, family_id: str, partitions: int) -> FamilyItem:
+    """Change the partitions of the family's boards created from now on (the boards it has
+    keep theirs)."""
+    clean = clean_id(family_id, "id")
+    check_partitions(partitions)
+    with naming({Subject.FAMILY: "id"}):
+        return await families.set_family_partitions(ctx.db, clean, partitions)
+
+
+async def resolve_family_partitions(ctx: Context, family: FamilyItem) -> int:
+    """The family's partitions as they stand (the definition a process holds may be older)."""
+    current = await families.read_family(ctx.db, family.family_id)
+    return (current or family).partitions

@@ -24,6 +24,7 @@ from dynamo.families import MAX_FAMILY_ID, MAX_RETENTION_DAYS, MAX_SEASON_DAYS, 
 from dynamo.ids import ID_PATTERN
 from dynamo.items import Item
 from dynamo.leaderboards import (
+    MAX_PARTITIONS,
     MAX_SCORE_WIDTH,
     LeaderboardItem,
     Period,
@@ -43,6 +44,7 @@ __all__ = [
     "check_board_shape",
     "check_new_board",
     "check_new_family",
+    "check_partitions",
     "check_score_bounds",
     "clean_email",
     "clean_id",
@@ -242,6 +244,7 @@ def check_new_board(board: LeaderboardItem) -> None:
         min_score=board.min_score,
         max_score=board.max_score,
     )
+    check_partitions(board.partitions)
 
 
 def check_board_shape(
@@ -327,3 +330,15 @@ def check_new_family(family: FamilyItem) -> None:
             "retentionDays",
         )
     check_board_shape(family.score_width, min_score=family.min_score, max_score=family.max_score)
+    check_partitions(family.partitions)
+
+
+def check_partitions(partitions: int) -> None:
+    """A board's number of partitions: a power of two from 1 to MAX_PARTITIONS."""
+    if not 1 <= partitions <= MAX_PARTITIONS or partitions & (partitions - 1):
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"partitions must be a power of two from 1 to {MAX_PARTITIONS} "
+            f"(1, 2, 4, ..., {MAX_PARTITIONS})",
+            "partitions",
+        )

@@ -64,7 +64,7 @@ async def resolve_top_scores(
     a cached answer may hold."""
     leaderboard_id = board.leaderboard_id
     consistent = after is None and ctx.consistent(leaderboard_id)
-    read = partial(scores.top_scores, ctx.db, leaderboard_id, consistent=consistent)
+    read = partial(scores.top_scores, ctx.db, board, consistent=consistent)
     page = await page_of(read, first, after)
     if after is None:
         ctx.depends(first_page(board, page.items, page.has_next))
@@ -142,6 +142,7 @@ async def create_leaderboard(
     ends_at: datetime | None,
     min_score: int | None = None,
     max_score: int | None = None,
+    partitions: int = 1,
 ) -> LeaderboardItem:
     board = LeaderboardItem(
         leaderboard_id=clean_id(leaderboard_id, "id"),
@@ -154,6 +155,7 @@ async def create_leaderboard(
         max_score=max_score,
         starts_at=clean_instant(starts_at, "startsAt") if starts_at else None,
         ends_at=clean_instant(ends_at, "endsAt") if ends_at else None,
+        partitions=partitions,
         created_at=ctx.clock(),
     )
     check_new_board(board)

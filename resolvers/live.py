@@ -11,6 +11,7 @@ from dynamo.db import Db
 from dynamo.errors import ErrorCode
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
+from dynamo.reads import Page
 from dynamo.scores import ScoreItem
 from resolvers.context import Context
 from resolvers.inputs import FieldError, clean_id, page_size
@@ -28,18 +29,36 @@ class Top:
     players: list[PlayerItem]
 
 
-async def _read_top(db: Db, board_id: str, size: int, *, consistent: bool) -> Top:
-    """The board (GetItem) and its top (Query) at once, then their players (BatchGetItem);
-    ``consistent``: the board and its top with ConsistentRead."""
-    [board], page = await asyncio.gather(
-        leaderboards.get_leaderboards(db, [board_id], consistent=consistent),
-        scores.top_scores(db, board_id, size, None, consistent=consistent),
-    )
+async def _read_top(
+    db: Db, board_id: str, size: int, *, consistent: bool, known: LeaderboardItem | None
+) -> Top:
+    """The board (one Query) and its top (one Query per partition) at once, then their
+    players (BatchGetItem); ``consistent``: the board and its top with ConsistentRead. The top
+    is read with the partitions of the board ``known`` from an earlier read (a board's never
+    change); without one, or should the board read now have others, once the board is read."""
+    if known is None:
+        [board] = await leaderboards.get_leaderboards(db, [board_id], consistent=consistent)
+        page = await _top(db, board, size, consistent)
+    else:
+        [board], page = await asyncio.gather(
+            leaderboards.get_leaderboards(db, [board_id], consistent=consistent),
+            _top(db, known, size, consistent),
+        )
+        if board is not None and board.partitions != known.partitions:
+            page = await _top(db, board, size, consistent)
     entries = page.items
     found = await players.get_players(db, [e.player_id for e in entries]) if entries else []
     # An entry whose player was erased meanwhile is left out (see resolvers/erased.py).
     kept = [(e, p) for e, p in zip(entries, found, strict=True) if p is not None]
     return Top(board, [e for e, _ in kept], [p for _, p in kept])
+
+
+async def _top(
+    db: Db, board: LeaderboardItem | None, size: int, consistent: bool
+) -> Page[ScoreItem]:
+    if board is None:
+        return Page([], [], has_next=False)
+    return await scores.top_scores(db, board, size, None, consistent=consistent)
 
 
 async def watch_top(
@@ -58,8 +77,10 @@ async def watch_top(
     board_id = clean_id(leaderboard_id, "leaderboardId")
     db, writes = ctx.db, ctx.broker.writes
 
+    known: LeaderboardItem | None = None
+
     def read() -> Awaitable[Top]:
-        return _read_top(db, board_id, size, consistent=writes.recent(board_id))
+        return _read_top(db, board_id, size, consistent=writes.recent(board_id), known=known)
 
     async with ctx.broker.listen(board_id) as changes:
         sent: list[tuple[str, int, str]] | None = None
@@ -69,6 +90,7 @@ async def watch_top(
                 raise FieldError(
                     ErrorCode.LEADERBOARD_NOT_FOUND, f"no leaderboard {board_id!r}", "leaderboardId"
                 )
+            known = top.board
             ctx.loaders.leaderboard.prime(board_id, top.board)
             for player in top.players:
                 ctx.loaders.player.prime(player.player_id, player)

@@ -136,8 +136,9 @@ class RankSource:
         ranked = []
         for entry in entries:
             count = better[rank_value(entry.score, board.score_width, board.sort_order)]
-            # entryCount is maintained by the submission transaction; max() keeps the answer
-            # coherent when an entry read is fresher than the board item read.
+            # entryCount is kept by the transactions that add and take entries (in the
+            # board's count shards); max() keeps the answer coherent when an entry read is
+            # fresher than the board and its count.
             ranked.append(RankInfo.of(entry, count + 1, max(board.entry_count, count + 1)))
         return ranked
 

@@ -4,8 +4,10 @@ The Session items are the record of every play; everything else must follow from
 
 - every player's ``gamesPlayed`` and ``lifetimeScore`` are the count and the sum of its sessions;
 - for every (player, board) the player played on, there is exactly one Score item and one entry
-  guard, and they agree (the guard's ``scoreSk`` is the Score item's sort key, same score,
-  attainedAt, session, version and ttl);
+  guard, and they agree (the guard's ``scoreSk`` is the Score item's sort key and its
+  partition the Score item's, same score, attainedAt, session, version and ttl); the Score
+  item is in the player's partition of the board (its only one, or on a write-sharded board
+  the one the player's hash picks);
 - the Score item holds the board operator's result over the player's sessions on that board,
   in play order (``playedAt``, then the time-sortable ``sessionId``): the best score, the
   latest score, or the sum; and it names a session that set it, with that session's
@@ -26,8 +28,11 @@ The Session items are the record of every play; everything else must follow from
   was lifted counts (the ban refused every later play and removed every entry); with several
   processes, a play whose time was taken just before the lifting may have been written just
   after it, and counts (the same race as a removal's);
-- every board's ``entryCount`` is the number of distinct players with a session on it (a
-  session that counts, after any removal of the player's entry there);
+- every board's ``entryCount`` (its item's own plus its count shards') is the number of
+  distinct players with a session on it (a session that counts, after any removal of the
+  player's entry there); on a board whose item counts none itself (every board created since
+  the count shards), each shard counts exactly the players whose shard it is, and carries the
+  board's ttl;
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
 - a ``submissionId`` is recorded by at most one session, and its play record points at it;
 - every session names existing boards, each open at the time it was played;
@@ -54,11 +59,27 @@ from dynamo.families import FAMILY, FamilyItem
 from dynamo.items import Item, deserialize
 from dynamo.keys import INDEX_ATTRIBUTES
 from dynamo.layout import entity_of
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator, SortOrder
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    EntryCountShard,
+    LeaderboardItem,
+    Operator,
+    SortOrder,
+    count_shard,
+)
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
+from dynamo.scores import (
+    PARTITIONED_SCORE,
+    SCORE,
+    ScoreItem,
+    rank_value,
+    score_entity,
+    score_values,
+    tie_value,
+)
 from dynamo.sessions import SESSION, SessionItem
 
 if TYPE_CHECKING:
@@ -147,6 +168,8 @@ class Snapshot:
     claims: dict[str, str] = field(default_factory=dict)
     """E-mail address -> the playerId of its claim."""
     boards: dict[str, LeaderboardItem] = field(default_factory=dict)
+    shards: dict[str, list[EntryCountShard]] = field(default_factory=dict)
+    """leaderboardId -> the board's count shards."""
     families: dict[str, FamilyItem] = field(default_factory=dict)
     sessions: dict[tuple[str, str], SessionItem] = field(default_factory=dict)
     """(playerId, sessionId) -> session."""
@@ -269,7 +292,11 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         board = LeaderboardItem.model_validate(raw)
         snap.boards[board.leaderboard_id] = board
         expected = LEADERBOARD.keys_of(board)
-    elif entity is SCORE:
+    elif entity is ENTRY_COUNT_SHARD:
+        shard = EntryCountShard.model_validate(raw)
+        snap.shards.setdefault(shard.leaderboard_id, []).append(shard)
+        expected = ENTRY_COUNT_SHARD.keys_of(shard)
+    elif entity is SCORE or entity is PARTITIONED_SCORE:
         score = ScoreItem.model_validate(raw)
         pair = (score.player_id, score.leaderboard_id)
         snap.scores.setdefault(pair, []).append(Keyed(score, keys))
@@ -600,9 +627,9 @@ def _check_entry(
         add(Kind.DUPLICATE_SCORE, f"{len(scores)} Score items: {', '.join(sks)}")
     if not scores:
         return found
-    keyed = next((s for s in scores if guard and s.keys.get("sk") == guard.score_sk), scores[0])
+    keyed = next((s for s in scores if guard and _key_of(s) == guard.score_key), scores[0])
     score = keyed.item
-    wanted_keys = SCORE.keys_of(score, **sort_values(board, score))
+    wanted_keys = score_entity(board).keys_of(score, **score_values(board, score))
     if keyed.keys != wanted_keys:
         found.append(_key_problem(subject, keyed.keys, wanted_keys))
     if score.score != expected.score:
@@ -652,6 +679,7 @@ def _guard_differences(
     score = keyed.item
     pairs: list[tuple[str, object, object]] = [
         ("scoreSk", guard.score_sk, keyed.keys.get("sk")),
+        ("scorePk", guard.score_key[0], keyed.keys.get("pk")),
         ("score", guard.score, score.score),
         ("attainedAt", guard.attained_at, score.attained_at),
         ("sessionId", guard.session_id, score.session_id),
@@ -669,19 +697,56 @@ def _guard_differences(
     ]
 
 
+def _key_of(keyed: Keyed[ScoreItem]) -> tuple[str, str]:
+    return keyed.keys.get("pk", ""), keyed.keys.get("sk", "")
+
+
 def _check_boards(snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]]) -> list[Violation]:
     players: defaultdict[str, set[str]] = defaultdict(set)
     for player_id, board_id in by_pair:
         players[board_id].add(player_id)
     found: list[Violation] = []
     for board_id, board in snap.boards.items():
-        distinct = len(players.get(board_id, set()))
-        if board.entry_count != distinct:
+        entered = players.get(board_id, set())
+        shards = snap.shards.get(board_id, [])
+        count = board.entry_count + sum(s.entry_count for s in shards)
+        if count != len(entered):
             found.append(
                 Violation(
                     Kind.ENTRY_COUNT,
                     f"board {board_id}",
-                    f"entryCount is {board.entry_count}; {distinct} distinct players played on it",
+                    f"entryCount is {count}; {len(entered)} distinct players played on it",
+                )
+            )
+        if board.entry_count == 0:
+            found.extend(_check_shards(board, shards, entered))
+    return found
+
+
+def _check_shards(
+    board: LeaderboardItem, shards: Sequence[EntryCountShard], entered: set[str]
+) -> list[Violation]:
+    """A board whose item counts none itself: each shard counts its players, with the board's
+    ttl."""
+    expected = Counter(count_shard(p) for p in entered)
+    counted = {s.shard: s.entry_count for s in shards if s.entry_count}
+    found = []
+    if counted != dict(expected):
+        found.append(
+            Violation(
+                Kind.ENTRY_COUNT,
+                f"board {board.leaderboard_id}",
+                f"its shards count {dict(sorted(counted.items()))}, its players' shards are "
+                f"{dict(sorted(expected.items()))}",
+            )
+        )
+    for shard in shards:
+        if shard.ttl != board.ttl:
+            found.append(
+                Violation(
+                    Kind.ENTRY_TTL,
+                    f"board {board.leaderboard_id} shard {shard.shard}",
+                    f"the shard's ttl is {shard.ttl}, the board's {board.ttl}",
                 )
             )
     return found

@@ -48,6 +48,7 @@ class BoardSpec:
     operator: str
     sort_order: str
     width: int
+    partitions: int = 1
 
 
 @dataclass(frozen=True)
@@ -57,22 +58,24 @@ class FamilySpec:
     operator: str
     sort_order: str
     width: int
+    partitions: int = 1
 
 
 BOARDS = (
     BoardSpec("hot-best", "BEST", "DESC", 10),
-    BoardSpec("hot-best-asc", "BEST", "ASC", 6),
+    BoardSpec("hot-best-asc", "BEST", "ASC", 6, partitions=4),
     BoardSpec("hot-latest", "LATEST", "DESC", 10),
-    BoardSpec("hot-latest-asc", "LATEST", "ASC", 6),
-    BoardSpec("hot-total", "INCREMENT", "DESC", 12),
+    BoardSpec("hot-latest-asc", "LATEST", "ASC", 6, partitions=2),
+    BoardSpec("hot-total", "INCREMENT", "DESC", 12, partitions=8),
     BoardSpec("hot-total-asc", "INCREMENT", "ASC", 12),
     BoardSpec("narrow", "BEST", "DESC", 3),
 )
 """The hot boards every play enters one to three of. ``narrow`` holds at most 999: a larger
-score is refused with SCORE_OUT_OF_RANGE."""
+score is refused with SCORE_OUT_OF_RANGE. Three are write-sharded (``partitions``), so that
+the checks hold on either layout."""
 FAMILIES = (
     FamilySpec("daily", "DAILY", "BEST", "DESC", 10),
-    FamilySpec("weekly", "WEEKLY", "INCREMENT", "DESC", 12),
+    FamilySpec("weekly", "WEEKLY", "INCREMENT", "DESC", 12, partitions=4),
 )
 CLOSED_BOARD = "closed"
 """A board whose period is over: any play naming it is refused with LEADERBOARD_CLOSED."""
@@ -152,6 +155,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
                 "operator": board.operator,
                 "sortOrder": board.sort_order,
                 "scoreWidth": board.width,
+                "partitions": board.partitions,
             },
         )
     starts, ends = _CLOSED_WINDOW
@@ -179,6 +183,7 @@ async def setup(client: GraphQLClient, players: Sequence[str]) -> None:
                 "operator": family.operator,
                 "sortOrder": family.sort_order,
                 "scoreWidth": family.width,
+                "partitions": family.partitions,
             },
         )
     for i in range(0, len(players), 20):

@@ -11,7 +11,7 @@ from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
 from dynamo.players import PLAYER, PlayerItem
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values
+from dynamo.scores import ScoreItem, rank_value, score_item
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -34,15 +34,22 @@ async def write_items(db: Db, items: list[dict[str, Any]]) -> None:
 
 
 async def write_board(
-    db: Db, board_id: str, scores: list[int], order: SortOrder = SortOrder.DESC
+    db: Db,
+    board_id: str,
+    scores: list[int],
+    order: SortOrder = SortOrder.DESC,
+    *,
+    partitions: int = 1,
 ) -> tuple[LeaderboardItem, list[Entry]]:
-    """A board whose player ``p<i>`` attained ``scores[i]`` at T0 + i seconds."""
+    """A board of ``partitions`` partitions whose player ``p<i>`` attained ``scores[i]`` at
+    T0 + i seconds."""
     board = LeaderboardItem(
         leaderboard_id=board_id,
         name=board_id,
         period=Period.GLOBAL,
         sort_order=order,
         entry_count=len(scores),
+        partitions=partitions,
         created_at=T0,
     )
     entries = [Entry(f"p{i:03d}", s, T0 + timedelta(seconds=i)) for i, s in enumerate(scores)]
@@ -52,7 +59,7 @@ async def write_board(
         score = ScoreItem(
             leaderboard_id=board_id, player_id=e.player_id, score=e.score, attained_at=e.attained_at
         )
-        items.append(SCORE.item(score, **sort_values(board, score)))
+        items.append(score_item(board, score))
         items.append(ENTRY_GUARD.item(guard_for(board, score, version=0)))
         player = PlayerItem(
             player_id=e.player_id,

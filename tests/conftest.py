@@ -106,12 +106,35 @@ class Clock:
         self.held += seconds
 
 
+@pytest.fixture
+def partitions(request: pytest.FixtureRequest) -> int:
+    """The partitions of the boards and families a test creates (``Api.create_board``,
+    ``Api.board_fields``, tests/boards.py's ``write_board``): 1 unless the test runs with
+    ``each_layout``."""
+    value: int = getattr(request, "param", 1)
+    return value
+
+
+each_layout = pytest.mark.parametrize("partitions", [1, 4], indirect=True)
+"""Runs a test of a board's semantics on both layouts of its Score items: one partition (the
+default), and write-sharded over four (dynamo/scores.py). The test's boards are created with
+the ``partitions`` fixture's value."""
+
+
 @dataclass
 class Api:
-    """A GraphQL client for one test's app, with the app's DynamoDB call counter and clock."""
+    """A GraphQL client for one test's app, with the app's DynamoDB call counter and clock,
+    and the partitions of the boards the test creates."""
 
     http: TestClient[Any, Any]
     clock: Clock
+    partitions: int = 1
+
+    @property
+    def board_fields(self) -> dict[str, int]:
+        """What a test adds to the input of a board or family it creates: its partitions,
+        when not the default."""
+        return {"partitions": self.partitions} if self.partitions != 1 else {}
 
     @property
     def db(self) -> Db:
@@ -170,7 +193,15 @@ class Api:
         data = await self.gql(
             """mutation($i: CreateLeaderboardInput!) { createLeaderboard(input: $i) {
                 leaderboard { id sortOrder scoreWidth } errors { code message field } } }""",
-            {"i": {"id": board_id, "name": board_id, "period": "GLOBAL", **fields}},
+            {
+                "i": {
+                    "id": board_id,
+                    "name": board_id,
+                    "period": "GLOBAL",
+                    **self.board_fields,
+                    **fields,
+                }
+            },
         )
         payload: dict[str, Any] = data["createLeaderboard"]
         assert payload["errors"] == [], payload
@@ -243,7 +274,11 @@ def graphiql_assets() -> Path:
 
 @asynccontextmanager
 async def _serve(
-    settings: Settings, graphiql_assets: Path | None, *, project_ranks: bool = False
+    settings: Settings,
+    graphiql_assets: Path | None,
+    *,
+    project_ranks: bool = False,
+    partitions: int = 1,
 ) -> AsyncIterator[Api]:
     clock = Clock()
     app = create_app(
@@ -256,12 +291,12 @@ async def _serve(
         project_ranks=project_ranks,
     )
     async with TestClient(TestServer(app)) as http:
-        yield Api(http, clock)
+        yield Api(http, clock, partitions)
 
 
 @pytest.fixture
-async def api(settings: Settings, graphiql_assets: Path) -> AsyncIterator[Api]:
-    async with _serve(settings, graphiql_assets) as served:
+async def api(settings: Settings, graphiql_assets: Path, partitions: int) -> AsyncIterator[Api]:
+    async with _serve(settings, graphiql_assets, partitions=partitions) as served:
         yield served
 
 
@@ -276,12 +311,34 @@ answers, not speed; a loaded machine (DynamoDB Local, the service and the test c
 its cores) must not turn a slow answer into a refusal. Tests of the deadlines set their own."""
 
 
+DIRECT = "direct"
+CONFLICTS = "conflicts"
+CONFLICT_HOLD = 0.010
+"""Seconds a transaction holds its items under the conflict rule: a transaction's own
+latency on DynamoDB, which widens the window in which others meet it."""
+
+both_rules = pytest.mark.parametrize("instances", [DIRECT, CONFLICTS], indirect=True)
+"""Runs a test of racing writes twice: against DynamoDB Local alone, and through the fault
+proxy applying DynamoDB's transaction-conflict rule, which DynamoDB Local lacks (a
+transaction touching an item another one in flight holds is cancelled, as on AWS)."""
+
+
 @pytest.fixture
-async def instances(settings: Settings) -> AsyncIterator[list[Api]]:
+async def instances(
+    request: pytest.FixtureRequest, settings: Settings, proxy: FaultProxy, partitions: int
+) -> AsyncIterator[list[Api]]:
     """Three service instances (each its own client, loaders and per-player queues) on one
-    table: what several processes behind a load balancer look like to DynamoDB."""
+    table: what several processes behind a load balancer look like to DynamoDB. Given
+    ``CONFLICTS`` (``both_rules``), they reach it through the proxy, applying the conflict
+    rule with every transaction holding its items ``CONFLICT_HOLD``."""
+    if getattr(request, "param", DIRECT) == CONFLICTS:
+        proxy.emulate_conflicts(hold=CONFLICT_HOLD)
+        settings = replace(settings, endpoint_url=proxy.url)
     async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(_serve(settings, None)) for _ in range(3)]
+        yield [
+            await stack.enter_async_context(_serve(settings, None, partitions=partitions))
+            for _ in range(3)
+        ]
 
 
 @dataclass
@@ -334,14 +391,14 @@ UNBOUNDED_LAG_MS = 1 << 62
 
 @pytest.fixture
 async def indexed(
-    settings: Settings, graphiql_assets: Path, redis_url: str
+    settings: Settings, graphiql_assets: Path, redis_url: str, partitions: int
 ) -> AsyncIterator[Indexed]:
     """A service with a rank index whose projector the test drives (``projector.drain()``):
     the index answers once a drain has caught up with the stream, however long ago by the
     wall clock (the service's bound on its projector's lag, 5 s, would turn a drained index
     stale while a loaded machine runs the test's next requests). Tests of that bound set it."""
     with_index = replace(settings, redis_url=redis_url)
-    async with _serve(with_index, graphiql_assets) as served:
+    async with _serve(with_index, graphiql_assets, partitions=partitions) as served:
         index = served.http.app[RANK_INDEX]
         index.max_lag_ms = UNBOUNDED_LAG_MS
         async with open_stream(settings, LOCAL_CREDENTIALS, served.db) as stream:

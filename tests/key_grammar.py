@@ -40,9 +40,20 @@ ENTITIES: dict[str, str] = {
         ]
     ),
     "leaderboard": "\n".join([f"LEADERBOARD#{_id('board')}", "#METADATA", "", "", "", ""]),
+    "entry count shard": "\n".join([f"LEADERBOARD#{_id('board')}", "#COUNT#[0-9]{2}", *[""] * 4]),
     "score": "\n".join(
         [
             f"LEADERBOARD#{_id('board')}",
+            f"SCORE#[0-9]{{1,15}}#[0-9]{{13}}#{_id('player')}",
+            f"PLAYER#{_same('player')}",
+            f"SCORE#{_same('board')}",
+            "",
+            "",
+        ]
+    ),
+    "score on a write-sharded board": "\n".join(
+        [
+            f"LEADERBOARD#{_id('board')}#[0-9]{{2}}",
             f"SCORE#[0-9]{{1,15}}#[0-9]{{13}}#{_id('player')}",
             f"PLAYER#{_same('player')}",
             f"SCORE#{_same('board')}",

@@ -6,6 +6,7 @@ from typing import Any
 
 from dynamo.db import Db
 from dynamo.items import deserialize
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD
 
 
 async def scan_items(db: Db) -> list[dict[str, Any]]:
@@ -17,3 +18,12 @@ async def scan_items(db: Db) -> list[dict[str, Any]]:
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def entry_counts(items: list[dict[str, Any]]) -> dict[str, int]:
+    """Each board's ``entryCount`` in scanned items: its item's own plus its count shards'."""
+    counts = {str(i["leaderboardId"]): int(i["entryCount"]) for i in items if LEADERBOARD.holds(i)}
+    for item in items:
+        if ENTRY_COUNT_SHARD.holds(item) and item["leaderboardId"] in counts:
+            counts[str(item["leaderboardId"])] += int(item["entryCount"])
+    return counts

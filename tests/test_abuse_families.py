@@ -130,8 +130,9 @@ async def test_a_squatted_board_takes_no_play(api: Api) -> None:
     [error] = data["submitScore"]["errors"]
     assert (error["code"], error["field"]) == ("LEADERBOARD_EXISTS", "familyIds")
     assert data["submitScore"]["session"] is None
-    # The family's definition (read once per process), then the play's one consistent read.
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 1}
+    # The family's definition (read once per process), then the play's consistent reads
+    # (the player and its guard; beside them the board): no board written.
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 1}
 
     # By its id: a board in a family board's form that belongs to no family.
     data = await api.gql(

@@ -11,12 +11,13 @@ from botocore.exceptions import ClientError
 
 from dynamo.errors import LeaderboardError, Subject
 from dynamo.items import now, serialize
-from dynamo.play_writes import _count_play, _raise_for_cancellation
+from dynamo.play_player import count_play
+from dynamo.play_writes import _raise_for_cancellation
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE, PLAYER
 from dynamo.plays import Play
 from dynamo.sessions import SESSION
 from gql.scalars import MAX_LONG
-from tests.conftest import Api
+from tests.conftest import Api, both_rules
 from tests.scan import scan_items
 
 BIG = 999_999_999_999_999
@@ -71,8 +72,9 @@ async def test_second_big_play_is_refused_and_writes_nothing(api: Api) -> None:
     assert str(MAX_LIFETIME_SCORE) in second["errors"][0]["message"]
     assert "nothing was recorded" in second["errors"][0]["message"]
     assert second["session"] is None
-    # The consistent read of the play finds the sum full: no transaction is even sent.
-    assert api.calls == {"BatchGetItem": 1}
+    # The consistent read of the play (the player and its guard, and beside them the board)
+    # finds the sum full: no transaction is even sent.
+    assert api.calls == {"BatchGetItem": 1, "Query": 1}
     assert await scan_items(api.db) == before
 
     reads = await api.raw(READS)
@@ -114,6 +116,7 @@ async def test_multi_board_and_idempotent_plays_are_refused_whole(api: Api) -> N
     assert await scan_items(api.db) == before
 
 
+@both_rules
 async def test_racing_plays_cannot_overflow_the_sum(instances: list[Api]) -> None:
     """Instances do not share their per-player queues: the plays race on the table, and the
     transaction's condition on the sum refuses every one but the first to commit."""
@@ -138,7 +141,7 @@ async def test_the_transaction_refuses_a_sum_raised_since_the_read(api: Api) -> 
     item, which the play reports as SCORE_OUT_OF_RANGE."""
     await _setup(api)
     sub = Play(player_id="p", game_id="g", score=10, leaderboard_ids=("wide",))
-    update = _count_play(api.db.table, sub, now())
+    update = count_play(api.db.table, sub, now())
     await _set_sums(api, BIG - 9, 1)
     with pytest.raises(ClientError) as cancelled:
         await api.db.client.transact_write_items(TransactItems=[update])  # type: ignore[list-item]

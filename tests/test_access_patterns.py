@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 
 
 async def _tick() -> None:
@@ -53,6 +53,7 @@ async def test_ap1_ap2_player_by_id_and_by_email(api: Api) -> None:
     assert data["noEmail"] is None
 
 
+@each_layout
 async def test_ap3_top_scores_best_first_ties_earlier_first(api: Api) -> None:
     await _players(api, "a", "b", "c", "d", "e")
     await api.create_board("global")
@@ -71,6 +72,7 @@ async def test_ap3_top_scores_best_first_ties_earlier_first(api: Api) -> None:
     assert board["topScores"]["pageInfo"]["hasNextPage"] is False
 
 
+@each_layout
 async def test_ap3_ascending_board_lower_is_better(api: Api) -> None:
     await _players(api, "fast", "slow", "mid", "tie")
     await api.create_board("laps", sortOrder="ASC", scoreWidth=7)
@@ -99,6 +101,7 @@ async def test_ap3_ascending_board_lower_is_better(api: Api) -> None:
     assert data["tie"]["rank"] == {"rank": 3, "total": 4}
 
 
+@each_layout
 async def test_ap4_best_score_keeps_only_a_strictly_better_score(api: Api) -> None:
     await _players(api, "p")
     await api.create_board("global")
@@ -123,6 +126,7 @@ async def test_ap4_best_score_keeps_only_a_strictly_better_score(api: Api) -> No
     assert (player["lifetimeScore"], player["gamesPlayed"]) == (2000, 4)
 
 
+@each_layout
 async def test_ap5_player_scores_on_every_board(api: Api) -> None:
     await _players(api, "p")
     boards = [f"board-{i:02d}" for i in range(7)]
@@ -192,6 +196,7 @@ async def test_ap7_game_sessions_of_all_players_newest_first(api: Api) -> None:
     }
 
 
+@each_layout
 async def test_ap9_leaderboard_metadata(api: Api) -> None:
     await api.create_board(
         "season-1",
@@ -202,7 +207,7 @@ async def test_ap9_leaderboard_metadata(api: Api) -> None:
     )
     data = await api.gql(
         """{ leaderboard(id: "season-1") { id name period sortOrder scoreWidth startsAt endsAt
-             entryCount } missing: leaderboard(id: "nope") { id } }"""
+             entryCount partitions } missing: leaderboard(id: "nope") { id } }"""
     )
     assert data["leaderboard"] == {
         "id": "season-1",
@@ -213,10 +218,12 @@ async def test_ap9_leaderboard_metadata(api: Api) -> None:
         "startsAt": "2026-01-01T00:00:00+00:00",
         "endsAt": "2027-01-01T00:00:00+00:00",
         "entryCount": 0,
+        "partitions": api.partitions,
     }
     assert data["missing"] is None
 
 
+@each_layout
 async def test_ap10_rank_standard_competition_with_ties(api: Api) -> None:
     scores = {"a": 100, "b": 80, "c": 80, "d": 70, "e": 80, "f": 10}
     await _players(api, *scores, "absent")
@@ -234,6 +241,7 @@ async def test_ap10_rank_standard_competition_with_ties(api: Api) -> None:
     assert board["absent"] is None
 
 
+@each_layout
 async def test_top_scores_walked_to_the_end_has_no_gaps_or_duplicates(api: Api) -> None:
     await api.create_board("global")
     expected = []

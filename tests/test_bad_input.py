@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 from tests.scan import scan_items
 
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
@@ -137,6 +137,10 @@ async def test_bad_boards(ready: Api) -> None:
         ({"id": "b#1"}, "INVALID_ID", "id"),
         ({"id": "wide", "scoreWidth": 16}, "INVALID_ARGUMENT", "scoreWidth"),
         ({"id": "narrow", "scoreWidth": 0}, "INVALID_ARGUMENT", "scoreWidth"),
+        ({"id": "none", "partitions": 0}, "INVALID_ARGUMENT", "partitions"),
+        ({"id": "odd", "partitions": 3}, "INVALID_ARGUMENT", "partitions"),
+        ({"id": "many", "partitions": 128}, "INVALID_ARGUMENT", "partitions"),
+        ({"id": "less", "partitions": -4}, "INVALID_ARGUMENT", "partitions"),
         (
             {
                 "id": "backwards",
@@ -187,6 +191,7 @@ async def test_bad_query_arguments_are_typed_errors(ready: Api, query: str, code
     assert "Traceback" not in str(body)
 
 
+@each_layout
 async def test_cursors_are_tamper_proof_and_bound_to_their_list(ready: Api) -> None:
     await ready.create_board("other")
     await ready.create_player("bob")

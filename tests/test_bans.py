@@ -10,11 +10,11 @@ from dynamo import ranks
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
-from dynamo.scores import SCORE, ScoreItem
+from dynamo.scores import ScoreItem, holds_score
 from dynamo.sessions import SESSION
 from gql.auth import fingerprint
 from soak.invariants import check_table
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, both_rules, each_layout
 from tests.scan import scan_items
 from tests.test_subscriptions import WATCH, _next, _subscribed
 
@@ -67,7 +67,7 @@ async def _boards(api: Api, count: int, players: tuple[str, ...] = ("ann", "bob"
 
 
 def _entries_of(items: list[dict[str, Any]], player: str) -> list[dict[str, Any]]:
-    return [i for i in items if SCORE.holds(i) and i["playerId"] == player]
+    return [i for i in items if holds_score(i) and i["playerId"] == player]
 
 
 async def test_ban_and_unban_need_an_admin_key_and_write_nothing_without_one(api: Api) -> None:
@@ -91,6 +91,7 @@ async def test_ban_and_unban_need_an_admin_key_and_write_nothing_without_one(api
     }
 
 
+@each_layout
 async def test_a_ban_takes_every_entry_off_every_board_in_bounded_transactions(api: Api) -> None:
     boards = await _boards(api, 60)
     api.reset_calls()
@@ -160,6 +161,7 @@ async def test_a_ban_sent_again_answers_the_ban_in_force_and_writes_nothing(api:
     assert await scan_items(api.db) == before
 
 
+@each_layout
 async def test_unbanning_lifts_the_refusal_but_removed_entries_stay_removed(api: Api) -> None:
     await _boards(api, 2)
     await ban(api, "ann")
@@ -208,6 +210,7 @@ async def test_bad_bans_are_refused_at_their_field(api: Api) -> None:
     assert await scan_items(api.db) == before
 
 
+@each_layout
 async def test_a_subscriber_receives_the_new_top_after_a_ban(api: Api) -> None:
     await api.create_player("ann")
     await api.create_player("bob")
@@ -221,6 +224,8 @@ async def test_a_subscriber_receives_the_new_top_after_a_ban(api: Api) -> None:
         assert await _next(ws) == [("bob", 80, 1), ("cat", 70, 2)]
 
 
+@each_layout
+@both_rules
 async def test_a_ban_racing_thirty_plays_on_two_instances_leaves_no_entry(
     instances: list[Api],
 ) -> None:
@@ -261,6 +266,7 @@ async def test_a_ban_racing_thirty_plays_on_two_instances_leaves_no_entry(
     assert await check_table(one.db.client, one.db.table) == []
 
 
+@each_layout
 async def test_the_index_and_count_agree_after_a_ban_and_an_unban(indexed: Indexed) -> None:
     api = indexed.api
     boards = await _boards(api, 3, players=("ann", "bob", "cat"))
@@ -276,7 +282,7 @@ async def test_the_index_and_count_agree_after_a_ban_and_an_unban(indexed: Index
     await indexed.projector.drain()
     board = await get_leaderboard(api.db, boards[0])
     assert board is not None
-    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if SCORE.holds(i)]
+    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if holds_score(i)]
     entries = [e for e in entries if e.leaderboard_id == boards[0]]
     from_index = await indexed.index.better_counts(board, entries)
     assert from_index == await ranks.better_counts(api.db, board, entries)

@@ -8,7 +8,7 @@ from dynamo.items import now
 from dynamo.play_writes import record_play
 from dynamo.players import PlayerItem, create_player
 from dynamo.plays import Play
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 
 
 async def _populate(api: Api, players: int, boards: list[str]) -> None:
@@ -36,6 +36,7 @@ async def _populate(api: Api, players: int, boards: list[str]) -> None:
             )
 
 
+@each_layout
 @pytest.mark.slow
 async def test_top_100_with_player_names_is_one_query_and_one_batch_get(api: Api) -> None:
     await _populate(api, 120, ["global"])
@@ -46,8 +47,9 @@ async def test_top_100_with_player_names_is_one_query_and_one_batch_get(api: Api
     )
     assert len(data["leaderboard"]["topScores"]["edges"]) == 100
     assert all(e["node"]["player"]["name"] for e in data["leaderboard"]["topScores"]["edges"])
-    # The board itself is one GetItem (AP9); the 100 entries one Query; their players one batch.
-    assert api.calls == {"GetItem": 1, "Query": 1, "BatchGetItem": 1}
+    # The board itself, with its count, is one Query (AP9); the 100 entries another (one per
+    # partition, merged); their players one batch.
+    assert api.calls == {"Query": 1 + api.partitions, "BatchGetItem": 1}
 
 
 async def test_a_page_of_game_sessions_with_players_is_one_query_and_one_batch_get(
@@ -72,14 +74,18 @@ async def test_player_sessions_reuse_the_loaded_player(api: Api) -> None:
     assert api.calls == {"GetItem": 1, "Query": 1}
 
 
-async def test_submit_score_is_one_read_and_one_transaction(api: Api) -> None:
+@each_layout
+async def test_submit_score_is_two_reads_at_once_and_one_transaction(api: Api) -> None:
     await _populate(api, 1, ["global"])
     api.reset_calls()
     result = await api.submit("p000", "global", 5)
     assert result["errors"] == []
-    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1}
+    # The player and its entry guard in one BatchGetItem, beside it the board with its count
+    # in one Query, then the transaction.
+    assert api.calls == {"BatchGetItem": 1, "Query": 1, "TransactWriteItems": 1}
 
 
+@each_layout
 async def test_submit_score_with_rank_adds_only_the_count(api: Api) -> None:
     await _populate(api, 5, ["global"])
     api.reset_calls()
@@ -93,9 +99,12 @@ async def test_submit_score_with_rank_adds_only_the_count(api: Api) -> None:
     assert payload["improved"] is True
     assert payload["rank"] == {"rank": 1, "total": 5}
     assert payload["score"]["leaderboard"] == {"id": "global", "entryCount": 5}
-    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1}
+    # The board as the play read it is the payload's: its Query, and one COUNT for the rank
+    # (one per partition).
+    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1 + api.partitions}
 
 
+@each_layout
 async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api: Api) -> None:
     await _populate(api, 4, ["a", "b", "c"])
     api.reset_calls()
@@ -110,10 +119,12 @@ async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api:
     assert player["ra"]["score"] == player["ba"]
     # GetItem: the player. Beside it, the rank loader reads the three entries from their
     # guards in one BatchGetItem (bestScore(a) is then one of them, no AP4 Query) and the
-    # three boards in another, and counts each rank with one COUNT Query.
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 3}
+    # three boards with their counts in one Query each, and counts each rank with one COUNT
+    # Query (one per partition).
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 3 + 3 * api.partitions}
 
 
+@each_layout
 async def test_a_profile_counts_each_rank_once(api: Api) -> None:
     """A best score's rank and the same board's rank in a list of ranks are one count, whether
     the entry was read by its guard (beside the player, for its ranks) or by its Score item."""
@@ -124,19 +135,21 @@ async def test_a_profile_counts_each_rank_once(api: Api) -> None:
     api.reset_calls()
     player = (await api.gql(f'{{ player(id: "p002") {{ {fields} }} }}'))["player"]
     assert player["bestScore"]["rank"] == player["ranks"][0]["rank"]
-    # GetItem: the player. BatchGetItem: the three entries from their guards, and the three
-    # boards. Query: one COUNT per board.
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 3}
+    # GetItem: the player. BatchGetItem: the three entries from their guards. Query: each
+    # board with its count, and one COUNT per board (per partition of each).
+    n = api.partitions
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 3 + 3 * n}
 
     # players(ids) does not look ahead: bestScore(a) reads the Score item (AP4).
     api.reset_calls()
     listed = (await api.gql(f'{{ players(ids: ["p002"]) {{ {fields} }} }}'))["players"][0]
     assert listed == player
-    # GetItem: the player. BatchGetItem: the entries of b and c, and the three boards.
-    # Query: AP4, then one COUNT per board.
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 2, "Query": 4}
+    # GetItem: the player. BatchGetItem: the entries of b and c. Query: AP4, each board with
+    # its count, then one COUNT per board (per partition of each).
+    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 4 + 3 * n}
 
 
+@each_layout
 async def test_a_player_asked_only_for_ranks_is_not_read_when_it_holds_an_entry(
     api: Api,
 ) -> None:
@@ -150,14 +163,14 @@ async def test_a_player_asked_only_for_ranks_is_not_read_when_it_holds_an_entry(
     api.reset_calls()
     data = await api.gql(query, {"p": "p002", "b": "a"})
     assert data["player"] == {"__typename": "Player", "id": "p002", "rank": {"rank": 2, "total": 4}}
-    # The entry (AP4) and the board, then one COUNT.
-    assert api.calls == {"GetItem": 1, "Query": 2}
+    # The entry (AP4) and the board with its count, then one COUNT (one per partition).
+    assert api.calls == {"Query": 2 + api.partitions}
 
     api.reset_calls()
     data = await api.gql(query, {"p": "idle", "b": "a"})
     assert data["player"] == {"__typename": "Player", "id": "idle", "rank": None}
-    # The entry (none) and the board, then the player.
-    assert api.calls == {"GetItem": 2, "Query": 1}
+    # The entry (none) and the board with its count, then the player.
+    assert api.calls == {"GetItem": 1, "Query": 2}
 
     data = await api.gql(query, {"p": "nobody", "b": "a"})
     assert data["player"] is None

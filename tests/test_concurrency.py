@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from dynamo.entry_guards import ENTRY_GUARD
-from dynamo.scores import SCORE
+from dynamo.scores import holds_score
 from dynamo.sessions import SESSION
-from tests.conftest import Api
+from tests.conftest import Api, both_rules, each_layout
 from tests.scan import scan_items
 
 
@@ -36,6 +36,8 @@ async def _race(instances: list[Api], player: str, board: str, scores: list[int]
     assert len({r["session"]["id"] for r in results}) == len(scores)
 
 
+@each_layout
+@both_rules
 async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api]) -> None:
     api = instances[0]
     await api.create_player("racer")
@@ -54,7 +56,7 @@ async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api])
     assert data["player"]["bestScore"]["score"] == max(scores)
     assert data["leaderboard"]["entryCount"] == 1
     items = await scan_items(api.db)
-    score_items = [i for i in items if SCORE.holds(i)]
+    score_items = [i for i in items if holds_score(i)]
     assert [i["score"] for i in score_items] == [max(scores)]
     assert sum(1 for i in items if SESSION.holds(i)) == 50
     entry = next(i for i in items if ENTRY_GUARD.holds(i) and i["leaderboardId"] == "global")
@@ -62,6 +64,7 @@ async def test_fifty_concurrent_submissions_for_one_player(instances: list[Api])
 
 
 @pytest.mark.slow
+@both_rules
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
 async def test_fifty_concurrent_increments_across_instances(
     instances: list[Api], order: str
@@ -82,10 +85,12 @@ async def test_fifty_concurrent_increments_across_instances(
         "bestScore": {"score": 1275},
     }
     items = await scan_items(api.db)
-    assert [i["score"] for i in items if SCORE.holds(i)] == [1275]
+    assert [i["score"] for i in items if holds_score(i)] == [1275]
 
 
+@each_layout
 @pytest.mark.slow
+@both_rules
 async def test_concurrent_first_entries_of_many_players_count_once_each(
     instances: list[Api],
 ) -> None:
@@ -105,5 +110,5 @@ async def test_concurrent_first_entries_of_many_players_count_once_each(
     data = await api.gql('{ leaderboard(id: "global") { entryCount } }')
     assert data["leaderboard"]["entryCount"] == 20
     items = await scan_items(api.db)
-    best = sorted(i["score"] for i in items if SCORE.holds(i))
+    best = sorted(i["score"] for i in items if holds_score(i))
     assert best == [12] * 20

@@ -20,7 +20,7 @@ from aiobotocore.config import AioConfig
 from botocore.exceptions import ClientError
 
 from dynamo.db import Db
-from dynamo.leaderboards import LEADERBOARD
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, count_shard
 from faultproxy import Fault, FaultProxy, ItemKey, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
@@ -349,26 +349,43 @@ async def api(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
         yield served
 
 
-async def test_the_service_retries_a_play_cancelled_for_a_conflict(
-    api: Api, settings: Settings, proxy: FaultProxy
+@pytest.fixture
+async def other(settings: Settings, proxy: FaultProxy) -> AsyncIterator[Api]:
+    """A second instance of the service on the same table, through the proxy too."""
+    async with _serve(replace(settings, endpoint_url=proxy.url), None) as served:
+        yield served
+
+
+async def test_the_service_retries_a_first_entry_cancelled_for_a_conflict_on_its_count_shard(
+    api: Api, other: Api, settings: Settings, proxy: FaultProxy
 ) -> None:
-    """Two players' plays on one board share the board's item: the second play's transaction,
-    sent while the first one's is held, is cancelled for the conflict, and the service reads
-    again and retries it as it does on DynamoDB."""
-    for player in ("p1", "p2"):
+    """Two players whose entries count in the same shard of the board enter it at once,
+    through two instances: the second first entry's transaction, sent while the first one's
+    is held, is cancelled for the conflict on the shard, and the service reads again and
+    retries it, unseen by the player. (Within one instance the second would wait for the
+    first instead.)"""
+    first_player = "p1"
+    second_player = next(
+        p for p in (f"p{n}" for n in range(2, 1000)) if count_shard(p) == count_shard(first_player)
+    )
+    for player in (first_player, second_player):
         await api.create_player(player)
     await api.create_board("b")
     released = asyncio.Event()
     proxy.inject(Rule(Fault.HOLD, TRANSACT, times=1, released=released))
     conflicts = proxy.emulate_conflicts()
-    first = asyncio.create_task(api.submit("p1", "b", 10))
+    first = asyncio.create_task(api.submit(first_player, "b", 10))
     await proxy.wait_received(TRANSACT, 1)
-    second = asyncio.create_task(api.submit("p2", "b", 20))
+    second = asyncio.create_task(other.submit(second_player, "b", 20))
     await proxy.wait_conflicts(1)
     released.set()
     assert [p["errors"] for p in await asyncio.gather(first, second)] == [[], []]
-    pk, sk = LEADERBOARD.key(leaderboard_id="b")
-    # The board's item, and it alone, was in conflict.
+    pk, sk = ENTRY_COUNT_SHARD.key(leaderboard_id="b", shard=count_shard(first_player))
+    # The shard's item, and it alone, was in conflict; the board's own item in no transaction.
     assert conflicts.conflicted.keys() == {ItemKey.of(settings.table, pk=pk, sk=sk)}
     assert conflicts.conflicts.keys() == {TRANSACT}
+    board = ItemKey.of(settings.table, pk=pk, sk=LEADERBOARD.sk.fill())
+    assert board not in conflicts.held
     assert proxy.forwarded[TRANSACT] == 2
+    data = await api.gql('{ leaderboard(id: "b") { entryCount } }')
+    assert data["leaderboard"]["entryCount"] == 2

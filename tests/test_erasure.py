@@ -23,7 +23,7 @@ from dynamo.sessions import SESSION, SessionItem
 from gql.auth import fingerprint
 from leaderboard.config import Settings
 from soak.invariants import check_table
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, _serve
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, _serve, each_layout
 from tests.scan import scan_items
 from tests.test_bans import ban, unban
 from tests.test_moderation import _remove
@@ -145,6 +145,7 @@ async def test_erasure_needs_an_admin_key_and_writes_nothing_without_one(api: Ap
     assert await scan_items(api.db) == before
 
 
+@each_layout
 @pytest.mark.slow
 async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_completely(
     api: Api,
@@ -242,6 +243,7 @@ async def test_an_erasure_stops_within_its_budget_and_goes_on_when_sent_again(
     assert await check_table(frugal.db.client, frugal.db.table, single_writer=True) == []
 
 
+@each_layout
 async def test_an_erasure_of_a_banned_player_and_plays_during_it(api: Api) -> None:
     await _player_on_boards(api, ["b0", "b1"])
     assert (await ban(api, ERIN, reason="cheated"))["data"]["banPlayer"]["errors"] == []
@@ -257,6 +259,7 @@ async def test_an_erasure_of_a_banned_player_and_plays_during_it(api: Api) -> No
     assert await check_table(api.db.client, api.db.table, single_writer=True) == []
 
 
+@each_layout
 async def test_the_rank_index_forgets_an_erased_player(indexed: Indexed) -> None:
     api = indexed.api
     await _player_on_boards(api, ["b0"])
@@ -276,6 +279,7 @@ async def test_the_rank_index_forgets_an_erased_player(indexed: Indexed) -> None
     assert verification.entries == 1
 
 
+@each_layout
 async def test_lists_leave_out_the_rows_of_a_player_erased_while_they_were_read(
     api: Api,
 ) -> None:
@@ -434,6 +438,7 @@ async def test_names_and_ids_are_found_as_whole_words_only(api: Api) -> None:
         assert answers[-1]["action"]["reason"] == (given or ERASED_REASON)
 
 
+@each_layout
 async def test_an_erasure_leaves_nothing_that_names_the_player(api: Api) -> None:
     await _player_on_boards(api, ["b0", "b1", "b2"])
     await api.create_player("carl")

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dynamo.leaderboards import LEADERBOARD
-from dynamo.scores import SCORE
-from tests.conftest import Api
+from dynamo.scores import holds_score
+from soak.invariants import check_table
+from tests.conftest import Api, both_rules, each_layout
 from tests.scan import scan_items
 
 CREATE = """mutation($i: CreateLeaderboardFamilyInput!) { createLeaderboardFamily(input: $i) {
@@ -16,13 +17,13 @@ SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
     session { leaderboardIds } entries { leaderboardId improved score { score } }
     errors { code field } } }"""
 FAMILY = """query($id: ID!, $at: DateTime!) { leaderboardFamily(id: $id) {
-    current { id startsAt endsAt entryCount expiresAt family { id } }
+    current { id startsAt endsAt entryCount expiresAt partitions family { id } }
     previous { id entryCount topScores { edges { node { score player { id } } } } }
     at: board(at: $at) { id entryCount } } }"""
 
 
 async def _family(api: Api, **fields: Any) -> None:
-    data = await api.gql(CREATE, {"i": {"name": "f", **fields}})
+    data = await api.gql(CREATE, {"i": {"name": "f", **api.board_fields, **fields}})
     assert data["createLeaderboardFamily"]["errors"] == [], data
 
 
@@ -42,6 +43,7 @@ async def _board(api: Api, family: str, at: str) -> dict[str, Any]:
     return result
 
 
+@each_layout
 async def test_daily_family_rolls_over_at_local_midnight(api: Api) -> None:
     await api.create_player("ann")
     await api.create_player("bob")
@@ -63,6 +65,7 @@ async def test_daily_family_rolls_over_at_local_midnight(api: Api) -> None:
     assert view["current"]["endsAt"] == "2026-11-22T23:00:00+00:00"
     assert view["current"]["entryCount"] == 1
     assert view["current"]["family"] == {"id": "runs"}
+    assert view["current"]["partitions"] == api.partitions
     # The board expires retentionDays after it ends.
     assert view["current"]["expiresAt"] == "2026-11-24T23:00:00+00:00"
     assert view["previous"]["id"] == "runs.daily.2026-11-21"
@@ -84,11 +87,12 @@ async def test_daily_family_rolls_over_at_local_midnight(api: Api) -> None:
     entries = [
         v
         for (pk, sk), v in items.items()
-        if SCORE.holds({"pk": pk, "sk": sk}) and v["leaderboardId"] == "runs.daily.2026-11-21"
+        if holds_score({"pk": pk, "sk": sk}) and v["leaderboardId"] == "runs.daily.2026-11-21"
     ]
     assert {e["ttl"] for e in entries} == {old["ttl"]}
 
 
+@each_layout
 async def test_weekly_family_follows_iso_weeks(api: Api) -> None:
     await api.create_player("ann")
     await _family(api, id="wk", period="WEEKLY", operator="INCREMENT")
@@ -109,6 +113,7 @@ async def test_weekly_family_follows_iso_weeks(api: Api) -> None:
     assert view["at"] == {"id": "wk.weekly.2026-W53", "entryCount": 1}
 
 
+@each_layout
 async def test_season_family_counts_fixed_length_seasons(api: Api) -> None:
     await api.create_player("ann")
     await _family(
@@ -156,6 +161,8 @@ async def test_current_board_before_its_first_play_and_bad_families(api: Api) ->
         assert data["createLeaderboardFamily"]["errors"] == [{"code": code, "field": field}]
 
 
+@each_layout
+@both_rules
 async def test_racing_first_plays_create_the_period_board_once(instances: list[Api]) -> None:
     import asyncio
 
@@ -178,3 +185,99 @@ async def test_racing_first_plays_create_the_period_board_once(instances: list[A
     assert all(r["submitScore"]["errors"] == [] for r in results)
     board = await api.gql('{ leaderboard(id: "rush.daily.2026-11-21") { entryCount name } }')
     assert board["leaderboard"] == {"entryCount": 12, "name": "f (daily.2026-11-21)"}
+
+
+UPDATE = """mutation($i: UpdateLeaderboardFamilyInput!) { updateLeaderboardFamily(input: $i) {
+    family { id partitions } errors { code field } } }"""
+PARTITIONS = """query($id: ID!, $at: DateTime!) { leaderboardFamily(id: $id) { partitions
+    current { id partitions } at: board(at: $at) { id partitions
+      topScores { edges { node { score player { id } } } } } } }"""
+
+
+async def test_a_familys_next_boards_take_its_partitions_as_changed(api: Api) -> None:
+    """A studio raises a daily family's partitions for tomorrow's board: today's keeps its one
+    partition, tomorrow's is created with four, and both read the same."""
+    players = [f"p{n}" for n in range(8)]
+    for p in players:
+        await api.create_player(p)
+    await _family(api, id="days", period="DAILY")
+    for n, p in enumerate(players):
+        assert (await _play(api, "2026-11-21T10:00:00+00:00", p, n, "days"))["errors"] == []
+
+    raised = await api.gql(UPDATE, {"i": {"id": "days", "partitions": 4}})
+    assert raised["updateLeaderboardFamily"] == {
+        "family": {"id": "days", "partitions": 4},
+        "errors": [],
+    }
+    view = await api.gql(PARTITIONS, {"id": "days", "at": "2026-11-21T12:00:00+00:00"})
+    family = view["leaderboardFamily"]
+    assert family["partitions"] == 4
+    # The board of today keeps the partitions it was created with; before its first play
+    # the board of a period is shown as that play will create it.
+    assert family["current"] == {"id": "days.daily.2026-11-21", "partitions": 1}
+    api.clock.set("2026-11-22T00:00:00+00:00")
+    view = await api.gql(PARTITIONS, {"id": "days", "at": "2026-11-21T12:00:00+00:00"})
+    assert view["leaderboardFamily"]["current"] == {"id": "days.daily.2026-11-22", "partitions": 4}
+
+    for n, p in enumerate(players):
+        assert (await _play(api, "2026-11-22T10:00:00+00:00", p, 10 * n, "days"))["errors"] == []
+    expected = {
+        "2026-11-21T12:00:00+00:00": (1, [(n, f"p{n}") for n in range(7, -1, -1)]),
+        "2026-11-22T12:00:00+00:00": (4, [(10 * n, f"p{n}") for n in range(7, -1, -1)]),
+    }
+    for at, (partitions, top) in expected.items():
+        board = (await api.gql(PARTITIONS, {"id": "days", "at": at}))["leaderboardFamily"]["at"]
+        assert board["partitions"] == partitions
+        edges = board["topScores"]["edges"]
+        assert [(e["node"]["score"], e["node"]["player"]["id"]) for e in edges] == top
+    items = await scan_items(api.db)
+    pks = {i["pk"] for i in items if holds_score(i)}
+    assert {pk for pk in pks if "2026-11-21" in pk} == {"LEADERBOARD#days.daily.2026-11-21"}
+    assert {pk for pk in pks if "2026-11-22" in pk} <= {
+        f"LEADERBOARD#days.daily.2026-11-22#{n:02d}" for n in range(4)
+    }
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+
+
+async def test_a_process_creates_a_board_with_the_partitions_another_one_set(
+    instances: list[Api],
+) -> None:
+    """The first play of a period reads the family's partitions as they stand, past the
+    definition its process read earlier."""
+    one, other, _ = instances
+    await one.create_player("ann")
+    await _family(one, id="days", period="DAILY")
+    assert (await _play(one, "2026-11-21T10:00:00+00:00", "ann", 1, "days"))["errors"] == []
+    raised = await other.gql(UPDATE, {"i": {"id": "days", "partitions": 8}})
+    assert raised["updateLeaderboardFamily"]["errors"] == []
+    assert (await _play(one, "2026-11-22T10:00:00+00:00", "ann", 2, "days"))["errors"] == []
+    at = {"id": "days", "at": "2026-11-22T10:00:00+00:00"}
+    family = (await one.gql(PARTITIONS, at))["leaderboardFamily"]
+    assert (family["partitions"], family["at"]["partitions"]) == (8, 8)
+
+
+async def test_bad_partitions_are_refused_at_their_field_and_write_nothing(api: Api) -> None:
+    await _family(api, id="days", period="DAILY")
+    before = await scan_items(api.db)
+    for partitions in (0, 3, 96, 128, -2):
+        created = await api.gql(
+            CREATE, {"i": {"id": "f2", "name": "f", "period": "DAILY", "partitions": partitions}}
+        )
+        assert created["createLeaderboardFamily"]["errors"] == [
+            {"code": "INVALID_ARGUMENT", "field": "partitions"}
+        ]
+        updated = await api.gql(UPDATE, {"i": {"id": "days", "partitions": partitions}})
+        assert updated["updateLeaderboardFamily"] == {
+            "family": None,
+            "errors": [{"code": "INVALID_ARGUMENT", "field": "partitions"}],
+        }
+    unknown = await api.gql(UPDATE, {"i": {"id": "nope", "partitions": 2}})
+    assert unknown["updateLeaderboardFamily"]["errors"] == [
+        {"code": "LEADERBOARD_NOT_FOUND", "field": "id"}
+    ]
+    bad_id = await api.gql(UPDATE, {"i": {"id": "a#b", "partitions": 2}})
+    assert bad_id["updateLeaderboardFamily"]["errors"] == [{"code": "INVALID_ID", "field": "id"}]
+    assert await scan_items(api.db) == before
+    denied = await api.raw(UPDATE, {"i": {"id": "days", "partitions": 2}}, key=None)
+    assert [e["extensions"]["code"] for e in denied["errors"]] == ["UNAUTHENTICATED"]
+    assert await scan_items(api.db) == before

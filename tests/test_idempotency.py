@@ -7,7 +7,7 @@ from typing import Any
 
 from dynamo.play_records import PLAY_RECORD
 from dynamo.sessions import SESSION
-from tests.conftest import Api
+from tests.conftest import Api, both_rules
 from tests.scan import scan_items
 
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
@@ -31,6 +31,7 @@ def _play(score: int, submission_id: str = ULID, **extra: Any) -> dict[str, Any]
     }
 
 
+@both_rules
 async def test_twenty_concurrent_repeats_record_once(instances: list[Api]) -> None:
     api = instances[0]
     await api.create_player("ann")

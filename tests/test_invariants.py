@@ -17,10 +17,10 @@ from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
 from dynamo.players import PLAYER
-from dynamo.scores import SCORE, ScoreItem, rank_value, sort_values, tie_value
+from dynamo.scores import SCORE, ScoreItem, holds_score, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
 from soak.invariants import Kind, Violation, check_table, scan_items
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
   duplicate session { id } errors { code message } } }"""
@@ -40,13 +40,15 @@ async def _submit(api: Api, given: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+@each_layout
 @pytest.mark.slow
 async def test_a_concurrent_burst_keeps_every_invariant(api: Api) -> None:
     for board_id, fields in BOARDS.items():
         await api.create_board(board_id, **fields)
     family = await api.gql(
-        """mutation { createLeaderboardFamily(input: {id: "daily", name: "Daily",
-             period: DAILY, operator: INCREMENT}) { errors { code } } }"""
+        """mutation($n: Int!) { createLeaderboardFamily(input: {id: "daily", name: "Daily",
+             period: DAILY, operator: INCREMENT, partitions: $n}) { errors { code } } }""",
+        {"n": api.partitions},
     )
     assert family["createLeaderboardFamily"]["errors"] == []
     # Plays naming the family read its definition first, concurrently with the plays before
@@ -88,6 +90,7 @@ async def test_a_concurrent_burst_keeps_every_invariant(api: Api) -> None:
     assert sum(1 for i in items if SESSION.holds(i)) == 90
 
 
+@each_layout
 async def test_plays_recorded_out_of_time_order_keep_every_invariant(api: Api) -> None:
     """A play attained earlier but recorded later (a slow instance, a skewed clock) neither
     replaces a newer LATEST entry nor moves an INCREMENT total's attainment back in time."""
@@ -271,3 +274,37 @@ async def test_the_checker_reports_exactly_what_was_corrupted(
     expected = await corrupt(api.db)
 
     assert await check_table(api.db.client, api.db.table, single_writer=True) == expected
+
+
+async def test_the_checker_finds_a_score_item_outside_its_players_partition(api: Api) -> None:
+    """On a write-sharded board: a Score item in another partition than its player's (its
+    guard saying so too), then a guard naming another partition than its Score item's."""
+    await api.create_board("best", partitions=4)
+    for player in ("p1", "p2"):
+        await api.create_player(player)
+        assert (await api.submit(player, "best", 100))["errors"] == []
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+    items = await _items(api.db)
+    raw = next(i for i in items if holds_score(i) and i["playerId"] == "p1")
+    right = raw["pk"]
+    wrong = next(p for p in (f"LEADERBOARD#best#{n:02d}" for n in range(4)) if p != right)
+    guard_key = ENTRY_GUARD.key(player_id="p1", leaderboard_id="best")
+    guard = _one(items, *guard_key)
+    subject = "player p1 on board best"
+
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key=serialize({"pk": right, "sk": raw["sk"]})
+    )
+    await _put(api.db, {**raw, "pk": wrong})
+    await _put(api.db, {**guard, "scorePk": wrong})
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == [
+        Violation(Kind.ITEM_KEYS, subject, f"pk is {wrong!r}, expected {right!r}")
+    ]
+
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key=serialize({"pk": wrong, "sk": raw["sk"]})
+    )
+    await _put(api.db, raw)
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == [
+        Violation(Kind.GUARD_MISMATCH, subject, f"guard scorePk {wrong!r} vs {right!r}")
+    ]

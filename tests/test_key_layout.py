@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
+from dynamo.leaderboards import count_shard
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -35,10 +37,21 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
     )
     assert (player["lifetimeScore"], player["gamesPlayed"]) == (1234 + 99 + 4321, 3)
 
+    # The board's item is as created; its count is in the count shard of alice's first entry.
+    shard = f"#COUNT#{count_shard('alice')}"
+    assert re.fullmatch(r"#COUNT#\d{2}", shard)
     for board in ("global", "laps"):
         meta = rows[(f"LEADERBOARD#{board}", "#METADATA")]
-        assert meta["entryCount"] == 1
+        assert meta["entryCount"] == 0
         assert not {"gsi1pk", "gsi2pk"} & set(meta)
+        count = rows[(f"LEADERBOARD#{board}", shard)]
+        assert count == {
+            "pk": f"LEADERBOARD#{board}",
+            "sk": shard,
+            "leaderboardId": board,
+            "shard": shard.removeprefix("#COUNT#"),
+            "entryCount": 1,
+        }
 
     scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
     assert len(scores) == 2
@@ -57,6 +70,9 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
     guards = {k: v for k, v in rows.items() if k[1].startswith("ENTRY#")}
     assert set(guards) == {("PLAYER#alice", "ENTRY#global"), ("PLAYER#alice", "ENTRY#laps")}
     assert guards[("PLAYER#alice", "ENTRY#global")]["scoreSk"] == global_key[1]
+    # A board of one partition: its Score items under its own key, which the guard needs not
+    # hold.
+    assert "scorePk" not in guards[("PLAYER#alice", "ENTRY#global")]
     assert rows[("PLAYER_EMAIL#alice@x.example", "#CLAIM")]["playerId"] == "alice"
 
     designed = (
@@ -67,6 +83,8 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
             ("PLAYER#alice", "#METADATA"),
             ("LEADERBOARD#global", "#METADATA"),
             ("LEADERBOARD#laps", "#METADATA"),
+            ("LEADERBOARD#global", shard),
+            ("LEADERBOARD#laps", shard),
             ("PLAYER_EMAIL#alice@x.example", "#CLAIM"),
         }
     )
@@ -77,3 +95,47 @@ def global_score_millis(attained_at: str) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(attained_at).timestamp() * 1000)
+
+
+async def test_a_write_sharded_board_keeps_each_score_item_in_its_player_partition(
+    api: Api,
+) -> None:
+    """``partitions: 4``: each Score item under ``LEADERBOARD#<id>#<shard>``, the shard the
+    player's BLAKE2b hash (8 bytes, big-endian) mod 4, and its guard holding that partition;
+    the board's item, count shards and every other item where a board of one partition has
+    them."""
+    players = [f"p{n}" for n in range(12)]
+    for p in players:
+        await api.create_player(p)
+    await api.create_board("wide", scoreWidth=6, partitions=4)
+    for n, p in enumerate(players):
+        assert (await api.submit(p, "wide", 100 + n))["errors"] == []
+    assert (await api.submit("p0", "wide", 500))["errors"] == []  # moves p0's Score item
+
+    def shard(player: str) -> str:
+        digest = hashlib.blake2b(player.encode(), digest_size=8).digest()
+        return f"{int.from_bytes(digest, 'big') % 4:02d}"
+
+    rows = {(i["pk"], i["sk"]): i for i in await scan_items(api.db)}
+    scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
+    assert sorted((v["playerId"], pk) for (pk, _), v in scores.items()) == sorted(
+        (p, f"LEADERBOARD#wide#{shard(p)}") for p in players
+    )
+    assert len({pk for pk, _ in scores}) == 4  # the twelve players fall in all four
+    assert rows[("LEADERBOARD#wide#" + shard("p0"), scores_sk(scores, "p0"))]["score"] == 500
+    for p in players:
+        guard = rows[(f"PLAYER#{p}", "ENTRY#wide")]
+        assert (guard["scorePk"], guard["scoreSk"]) == (
+            f"LEADERBOARD#wide#{shard(p)}",
+            scores_sk(scores, p),
+        )
+    board = rows[("LEADERBOARD#wide", "#METADATA")]
+    assert (board["partitions"], board["entryCount"]) == (4, 0)
+    counted = {k: v for k, v in rows.items() if k[1].startswith("#COUNT#")}
+    assert {pk for pk, _ in counted} == {"LEADERBOARD#wide"}
+    assert sum(v["entryCount"] for v in counted.values()) == 12
+
+
+def scores_sk(scores: dict[tuple[str, str], dict[str, object]], player: str) -> str:
+    ((sk,),) = [(sk,) for (_, sk), v in scores.items() if v["playerId"] == player]
+    return sk

@@ -539,7 +539,7 @@ async def test_processes_sharing_a_directory_report_their_sum(
             counts = by_label(samples, "leaderboard_request_seconds_count", "operation")
             assert counts == {("Shared",): 5, ("Board",): 1}
             calls = by_label(samples, "leaderboard_dynamodb_calls_total", "operation")
-            assert calls == {("GetItem",): 1}
+            assert calls == {("Query",): 1}  # the board with its count
             assert value(samples, "leaderboard_websockets_open") == 2
 
         # The second process ends; once its end is reported, only the live one's sockets

@@ -11,11 +11,11 @@ from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.items import serialize
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
-from dynamo.scores import SCORE, ScoreItem, sort_values
+from dynamo.scores import ScoreItem, holds_score, score_item
 from gql.auth import ApiKeys, fingerprint
 from resolvers.context import Role
 from soak.invariants import Kind, check_table
-from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed
+from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, each_layout
 from tests.scan import scan_items
 from tests.test_subscriptions import WATCH, _next, _subscribed
 
@@ -85,6 +85,7 @@ async def test_remove_entry_needs_an_admin_key_and_writes_nothing_without_one(ap
     assert await scan_items(api.db) == before
 
 
+@each_layout
 async def test_removing_an_entry_takes_it_off_the_board_in_one_transaction(api: Api) -> None:
     await _board(api)
     api.reset_calls()
@@ -117,12 +118,13 @@ async def test_removing_an_entry_takes_it_off_the_board_in_one_transaction(api: 
     assert (data["player"]["lifetimeScore"], data["player"]["gamesPlayed"]) == (90, 1)
 
     items = await scan_items(api.db)
-    assert not [i for i in items if SCORE.holds(i) and i["playerId"] == "ann"]
+    assert not [i for i in items if holds_score(i) and i["playerId"] == "ann"]
     guard = next(i for i in items if ENTRY_GUARD.holds(i) and i["playerId"] == "ann")
     assert guard["removed"] is True
     assert len([i for i in items if MODERATION.holds(i)]) == 1
 
 
+@each_layout
 async def test_a_removed_player_may_enter_again_and_is_counted_once(api: Api) -> None:
     await _board(api)
     assert (await _remove(api, "b", "ann"))["data"]["removeEntry"]["errors"] == []
@@ -162,6 +164,7 @@ async def test_removing_what_is_not_there_is_refused_and_writes_nothing(api: Api
     assert [e["code"] for e in payload["errors"]] == ["ENTRY_NOT_FOUND"]
 
 
+@each_layout
 @pytest.mark.parametrize("operator", ["BEST", "LATEST", "INCREMENT"])
 async def test_ranks_follow_a_removal_on_every_operator(api: Api, operator: str) -> None:
     await _board(api, operator=operator)
@@ -169,12 +172,13 @@ async def test_ranks_follow_a_removal_on_every_operator(api: Api, operator: str)
     board = await get_leaderboard(api.db, "b")
     assert board is not None
     items = await scan_items(api.db)
-    entries = [ScoreItem.model_validate(i) for i in items if SCORE.holds(i)]
+    entries = [ScoreItem.model_validate(i) for i in items if holds_score(i)]
     counts = await ranks.better_counts(api.db, board, entries)
     assert sorted(counts.values()) == [0, 1]
     assert [p for p, _, _ in await _top(api)] == ["ann", "cat"]
 
 
+@each_layout
 async def test_the_index_and_count_agree_after_removals(indexed: Indexed) -> None:
     api = indexed.api
     await _board(api)
@@ -183,7 +187,7 @@ async def test_the_index_and_count_agree_after_removals(indexed: Indexed) -> Non
     await indexed.projector.drain()
     board = await get_leaderboard(api.db, "b")
     assert board is not None
-    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if SCORE.holds(i)]
+    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if holds_score(i)]
     from_index = await indexed.index.better_counts(board, entries)
     from_count = await ranks.better_counts(api.db, board, entries)
     assert from_index == from_count
@@ -191,12 +195,19 @@ async def test_the_index_and_count_agree_after_removals(indexed: Indexed) -> Non
     # Entering again after the removal is seen by the index too (its versions continue).
     assert (await api.submit("ann", "b", 95))["errors"] == []
     await indexed.projector.drain()
-    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if SCORE.holds(i)]
+    entries = [ScoreItem.model_validate(i) for i in await scan_items(api.db) if holds_score(i)]
     from_index = await indexed.index.better_counts(board, entries)
     assert from_index == await ranks.better_counts(api.db, board, entries)
     assert sorted(from_index.values()) == [0, 1, 2]
+    # The index's total (its set's size) and the board's count (its shards) agree.
+    data = await api.gql(
+        '{ leaderboard(id: "b") { entryCount rankOf(playerId: "cat") { rank total } } }'
+    )
+    assert data["leaderboard"] == {"entryCount": 3, "rankOf": {"rank": 3, "total": 3}}
+    assert await indexed.index.ranks({"b": [("cat", None)]}) is not None
 
 
+@each_layout
 async def test_a_subscriber_receives_the_new_top_after_a_removal(api: Api) -> None:
     await _board(api)
     async with _subscribed(api, WATCH) as ws:
@@ -231,6 +242,7 @@ async def test_the_log_lists_actions_newest_first_by_board_and_player(api: Api) 
     assert [e["extensions"]["code"] for e in forged["errors"]] == ["INVALID_CURSOR"]
 
 
+@each_layout
 @pytest.mark.parametrize("operator", ["BEST", "LATEST", "INCREMENT"])
 async def test_the_table_invariants_hold_across_removals_and_new_entries(
     api: Api, operator: str
@@ -256,7 +268,7 @@ async def test_the_table_invariants_hold_across_removals_and_new_entries(
     assert board is not None
     await api.db.client.put_item(
         TableName=api.db.table,
-        Item=serialize(SCORE.item(stale, **sort_values(board, stale))),
+        Item=serialize(score_item(board, stale)),
     )
     found = await check_table(api.db.client, api.db.table, single_writer=True)
     assert {v.kind for v in found} >= {Kind.UNEXPECTED_ENTRY}

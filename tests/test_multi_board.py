@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 from tests.scan import scan_items
 
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
@@ -44,6 +44,7 @@ def _play(player: str, score: int, **extra: Any) -> dict[str, Any]:
     }
 
 
+@each_layout
 async def test_one_play_enters_every_board_in_one_transaction(api: Api) -> None:
     await _setup(api)
     api.clock.set("2026-11-21T10:00:00+00:00")
@@ -79,6 +80,7 @@ async def test_one_play_enters_every_board_in_one_transaction(api: Api) -> None:
     assert player["player"] == {"gamesPlayed": 1, "lifetimeScore": 400}
 
 
+@each_layout
 async def test_one_closed_board_means_nothing_is_written_anywhere(api: Api) -> None:
     await _setup(api)
     ended = (datetime.now(UTC) - timedelta(days=1)).isoformat()

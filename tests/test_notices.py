@@ -11,12 +11,20 @@ import pytest
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.items import Item, serialize
 from dynamo.keys import Entity
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    EntryCountShard,
+    LeaderboardItem,
+    Period,
+)
 from dynamo.players import PLAYER, PlayerItem
 from dynamo.scores import SCORE
 from dynamo.sessions import SESSION
 from rankindex.feed import START, Place, StreamInfo, lost_place
 from rankindex.notices import Notice, NoticeKind, decode, encode, notices, notices_of
+from rankindex.projection import project
+from resolvers.dependencies import EntryCount, affected
 
 AT = datetime(2026, 11, 26, 1, 2, 3, 456000, tzinfo=UTC)
 AT_MS = 1_795_654_923_456
@@ -103,11 +111,34 @@ def test_a_board_item_gives_a_notice_unless_only_its_entry_count_moved() -> None
     assert notices_of(record("INSERT", None, created)) == [
         Notice(NoticeKind.BOARD, "b", at_ms=AT_MS)
     ]
-    # A first entry counts itself into the board: that entry's own notice tells it.
+    # A first entry counted into the board's item (as the service did before the count
+    # shards, and an instance of that version still does during an upgrade): that entry's own
+    # notice tells it.
     assert notices_of(record("MODIFY", created, counted)) == []
     assert notices_of(record("MODIFY", counted, renamed)) == [Notice(NoticeKind.BOARD, "b")]
     # Deleted (a periodic board's time to live ran out).
     assert notices_of(record("REMOVE", renamed, None)) == [Notice(NoticeKind.BOARD, "b")]
+
+
+def test_a_count_shard_gives_no_notice_and_no_index_change() -> None:
+    """A first entry, a removal and an erasure each change a count shard and an entry guard in
+    one transaction: the guard's notice tells of the count (its entry came or went)."""
+
+    def record(event: str, old: EntryCountShard | None, new: EntryCountShard | None) -> Any:
+        return _record(event, ENTRY_COUNT_SHARD, old, new, leaderboard_id="b", shard="07")
+
+    one = EntryCountShard(leaderboard_id="b", shard="07", entry_count=1)
+    two = one.model_copy(update={"entry_count": 2})
+    for shard_record in (
+        record("INSERT", None, one),
+        record("MODIFY", one, two),
+        record("REMOVE", two, None),
+    ):
+        assert notices_of(shard_record) == []
+        assert project(shard_record) == []
+    first = notices_of(_entry("INSERT", None, _guard(1, 40)))
+    assert [(n.kind, n.before, n.fresh) for n in first] == [(NoticeKind.PUT, None, True)]
+    assert affected(EntryCount("b"), first[0])
 
 
 def test_a_player_item_gives_a_notice_only_when_its_name_changes() -> None:

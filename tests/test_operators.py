@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dynamo.entry_guards import ENTRY_GUARD
-from dynamo.scores import SCORE
-from tests.conftest import Api
+from dynamo.scores import holds_score
+from tests.conftest import Api, each_layout
 from tests.scan import scan_items
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -36,6 +36,7 @@ def oracle(operator: str, order: str) -> list[tuple[str, int, int]]:
     ]
 
 
+@each_layout
 @pytest.mark.parametrize(("operator", "order"), CASES)
 async def test_operator_and_sort_order(api: Api, operator: str, order: str) -> None:
     for player in "abcd":
@@ -75,9 +76,10 @@ async def test_operator_and_sort_order(api: Api, operator: str, order: str) -> N
     if operator == "INCREMENT":
         assert improved == [True, True, True, True, True, True, True, False]
     items = await scan_items(api.db)
-    assert sum(1 for i in items if SCORE.holds(i)) == 4
+    assert sum(1 for i in items if holds_score(i)) == 4
 
 
+@each_layout
 @pytest.mark.parametrize("order", ["DESC", "ASC"])
 async def test_fifty_concurrent_increments_sum_exactly(api: Api, order: str) -> None:
     await api.create_player("runner")
@@ -96,9 +98,10 @@ async def test_fifty_concurrent_increments_sum_exactly(api: Api, order: str) -> 
     }
     assert data["leaderboard"]["entryCount"] == 1
     items = await scan_items(api.db)
-    assert [i["score"] for i in items if SCORE.holds(i)] == [1275]
+    assert [i["score"] for i in items if holds_score(i)] == [1275]
 
 
+@each_layout
 async def test_concurrent_latest_leaves_one_entry_of_a_submitted_score(api: Api) -> None:
     await api.create_player("p")
     await api.create_board("latest", operator="LATEST")
@@ -106,7 +109,7 @@ async def test_concurrent_latest_leaves_one_entry_of_a_submitted_score(api: Api)
     results = await asyncio.gather(*(api.submit("p", "latest", s) for s in scores))
     assert all(r["errors"] == [] and r["improved"] for r in results)
     items = await scan_items(api.db)
-    entries = [i for i in items if SCORE.holds(i)]
+    entries = [i for i in items if holds_score(i)]
     assert len(entries) == 1
     guard = next(i for i in items if ENTRY_GUARD.holds(i) and i["leaderboardId"] == "latest")
     assert guard["scoreSk"] == entries[0]["sk"]

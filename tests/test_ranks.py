@@ -11,13 +11,14 @@ from dynamo.leaderboards import SortOrder
 from dynamo.ranks import window_ranks
 from dynamo.scores import ScoreItem
 from tests.boards import oracle, write_board
-from tests.conftest import Api
+from tests.conftest import Api, each_layout
 
 AROUND = """query($b: ID!, $p: ID!, $before: Int!, $after: Int!) { leaderboard(id: $b) {
     around(playerId: $p, before: $before, after: $after) {
       rank total percentile score { score player { id } } } } }"""
 
 
+@each_layout
 @settings(
     max_examples=40,
     deadline=None,
@@ -34,7 +35,7 @@ async def test_around_me_matches_a_brute_force_oracle(
     api: Api, scores: list[int], order: SortOrder, probe: int, before: int, after: int
 ) -> None:
     board_id = f"b-{uuid.uuid4().hex[:10]}"
-    board, entries = await write_board(api.db, board_id, scores, order)
+    board, entries = await write_board(api.db, board_id, scores, order, partitions=api.partitions)
     expected = oracle(board, entries)
     player = entries[probe % len(entries)].player_id
     at = next(i for i, (p, _, _) in enumerate(expected) if p == player)
@@ -49,9 +50,10 @@ async def test_around_me_matches_a_brute_force_oracle(
         assert r["percentile"] == 100 * (len(entries) - r["rank"] + 1) / len(entries)
 
 
+@each_layout
 async def test_around_edges_alone_absent_and_limits(api: Api) -> None:
-    await write_board(api.db, "solo", [7])
-    await write_board(api.db, "many", [5, 5, 5, 9, 1])
+    await write_board(api.db, "solo", [7], partitions=api.partitions)
+    await write_board(api.db, "many", [5, 5, 5, 9, 1], partitions=api.partitions)
     data = await api.gql(
         """{ solo: leaderboard(id: "solo") { around(playerId: "p000") { rank score { score } } }
              absent: leaderboard(id: "solo") { around(playerId: "nobody") { rank } }
@@ -77,9 +79,10 @@ async def test_around_edges_alone_absent_and_limits(api: Api) -> None:
     assert too_wide["errors"][0]["extensions"] == {"code": "INVALID_ARGUMENT", "field": "before"}
 
 
+@each_layout
 async def test_page_ranks_follow_ties_across_page_boundaries(api: Api) -> None:
     scores = [3, 3, 3, 2, 2, 2, 2, 1, 1, 3, 0, 2]
-    board, entries = await write_board(api.db, "paged", scores)
+    board, entries = await write_board(api.db, "paged", scores, partitions=api.partitions)
     expected = oracle(board, entries)
     query = """query($after: String) { leaderboard(id: "paged") {
         topScores(first: 4, after: $after) { edges { node { rank player { id } } }
@@ -93,14 +96,17 @@ async def test_page_ranks_follow_ties_across_page_boundaries(api: Api) -> None:
             break
         after = page["pageInfo"]["endCursor"]
     assert got == [(p, r) for p, _, r in expected]
-    # Per page: the board (GetItem), the page (Query) and its players (BatchGetItem); the
-    # ranks of the first page cost nothing, those of each later page two COUNT Queries.
-    assert api.calls == {"GetItem": 3, "Query": 3 + 2 * 2, "BatchGetItem": 3}
+    # Per page: the board with its count (Query), the page (a Query per partition) and its
+    # players (BatchGetItem); the ranks of the first page cost nothing, those of each later
+    # page two COUNTs (a Query per partition each).
+    n = api.partitions
+    assert api.calls == {"Query": 3 + 3 * n + 2 * 2 * n, "BatchGetItem": 3}
 
 
+@each_layout
 async def test_friends_board_and_ranks_on_several_boards(api: Api) -> None:
-    await write_board(api.db, "a", [10, 20, 20, 5, 30, 20])
-    await write_board(api.db, "b", [1, 2], SortOrder.ASC)
+    await write_board(api.db, "a", [10, 20, 20, 5, 30, 20], partitions=api.partitions)
+    await write_board(api.db, "b", [1, 2], SortOrder.ASC, partitions=api.partitions)
     api.reset_calls()
     data = await api.gql(
         """{ leaderboard(id: "a") {
@@ -130,7 +136,7 @@ async def test_friends_board_and_ranks_on_several_boards(api: Api) -> None:
 
 
 async def test_players_by_ids_is_one_batch_get_per_hundred(api: Api) -> None:
-    await write_board(api.db, "big", list(range(120)))
+    await write_board(api.db, "big", list(range(120)), partitions=api.partitions)
     ids = [f"p{i:03d}" for i in range(100)]
     api.reset_calls()
     data = await api.gql("query($ids: [ID!]!) { players(ids: $ids) { id } }", {"ids": ids})
@@ -138,13 +144,16 @@ async def test_players_by_ids_is_one_batch_get_per_hundred(api: Api) -> None:
     assert api.calls == {"BatchGetItem": 1}
 
 
+@each_layout
 async def test_page_ranks_rise_with_the_scores_when_the_first_entry_moved_meanwhile(
     api: Api,
 ) -> None:
     """A page read just before its first entry's player played again: the counts no longer
     find that entry, and the ranks still rise with the scores (here exactly as the board
     stands: a and b above the moved entry's old score, c below)."""
-    board, entries = await write_board(api.db, "moved", [50, 40, 30], SortOrder.DESC)
+    board, entries = await write_board(
+        api.db, "moved", [50, 40, 30], SortOrder.DESC, partitions=api.partitions
+    )
     stored = [
         ScoreItem(
             leaderboard_id="moved", player_id=e.player_id, score=e.score, attained_at=e.attained_at

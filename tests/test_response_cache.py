@@ -29,7 +29,7 @@ from resolvers.broker import Broker
 from resolvers.changes import writing
 from resolvers.dependencies import BoardRules, EntryCount, PlayerName, TopPage, affected
 from resolvers.response_cache import ENTRY_OVERHEAD, ResponseCache
-from tests.conftest import ADMIN_KEYS, Api, Indexed, _serve
+from tests.conftest import ADMIN_KEYS, Api, Indexed, _serve, each_layout
 from tests.test_feed import _kill_feed_readers
 from tests.test_metrics import scrape, value
 from tests.test_moderation import _remove
@@ -246,6 +246,7 @@ async def cached(indexed: Indexed) -> Api:
     return indexed.api
 
 
+@each_layout
 async def test_a_top_page_asked_twice_reads_the_table_once(cached: Api) -> None:
     await _board(cached, {"ann": 50, "bob": 40, "cat": 30})
     first, calls = await _read(cached)
@@ -259,6 +260,11 @@ async def test_a_top_page_asked_twice_reads_the_table_once(cached: Api) -> None:
     assert value(samples, "leaderboard_cache_hits_total") == 1
     assert value(samples, "leaderboard_cache_misses_total") == 2
     assert value(samples, "leaderboard_cache_bytes") == _responses(cached).bytes > 0
+    # The board's partitions are one of its rules, which an answer from the cache holds.
+    laid_out = TOP.replace("name topScores", "name partitions topScores")
+    data, calls = await _read(cached, laid_out)
+    assert (data["leaderboard"]["partitions"], calls > 0) == (cached.partitions, True)
+    assert await _read(cached, laid_out) == (data, 0)
 
 
 async def test_a_cached_answer_has_the_bytes_and_tag_of_the_answer_it_stored(
@@ -325,6 +331,7 @@ async def test_healthz_shows_no_cache_when_it_is_off(api: Api) -> None:
     assert "responseCache" not in health
 
 
+@each_layout
 async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> None:
     await _board(cached, {"ann": 50, "bob": 40})
     await _read(cached)
@@ -335,6 +342,7 @@ async def test_a_play_through_the_instance_is_in_its_next_read(cached: Api) -> N
     assert _top(data) == [("ann", 50, 1), ("dan", 45, 2), ("bob", 40, 3)]
 
 
+@each_layout
 async def test_a_play_through_the_instance_evicts_only_the_pages_it_reaches(
     cached: Api,
 ) -> None:
@@ -416,21 +424,23 @@ class Fleet:
 
 
 @pytest.fixture
-async def fleet(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
-    async with two_instances(settings, redis_url) as served:
+async def fleet(settings: Settings, redis_url: str, partitions: int) -> AsyncIterator[Fleet]:
+    async with two_instances(settings, redis_url, partitions) as served:
         yield served
 
 
 @asynccontextmanager
-async def two_instances(settings: Settings, redis_url: str) -> AsyncIterator[Fleet]:
+async def two_instances(
+    settings: Settings, redis_url: str, partitions: int = 1
+) -> AsyncIterator[Fleet]:
     """Two instances on the settings' table and one Redis, each running a projector (the
     lease lets one project) and a connected feed reader."""
     shared = replace(settings, redis_url=redis_url)
     redis = Redis.from_url(redis_url)
     try:
         async with (
-            _serve(shared, None, project_ranks=True) as a,
-            _serve(shared, None, project_ranks=True) as b,
+            _serve(shared, None, project_ranks=True, partitions=partitions) as a,
+            _serve(shared, None, project_ranks=True, partitions=partitions) as b,
         ):
             await _until(lambda: _feed(a).connected and _feed(b).connected)
             fleet = Fleet(a, b, redis, [])
@@ -440,6 +450,7 @@ async def two_instances(settings: Settings, redis_url: str) -> AsyncIterator[Fle
         await redis.aclose()
 
 
+@each_layout
 async def test_a_play_through_one_instance_evicts_the_other_s_page_only_if_it_reaches_it(
     fleet: Fleet,
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from dynamo.scores import SCORE
 from leaderboard.config import MB, Settings
 from rankindex.notices import NoticeKind
 from tests.conftest import Api, _serve
@@ -114,16 +115,22 @@ async def test_many_distinct_answers_stay_within_the_bound_least_recently_used_o
 
 
 class Held:
-    """A botocore hook on one instance's client: the next Query, once its answer is in, waits
-    until released (the answer itself is as DynamoDB Local gave it)."""
+    """Botocore hooks on one instance's client: the next Query of a page of entries (not of
+    a board's item and count), once its answer is in, waits until released (the answer
+    itself is as DynamoDB Local gave it)."""
 
     def __init__(self) -> None:
         self.answered = asyncio.Event()
         self.release = asyncio.Event()
         self.armed = True
 
-    async def __call__(self, **_: Any) -> None:
-        if not self.armed:
+    def mark(self, *, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        """Before the call: tell a page of entries by its sort key prefix."""
+        values = params.get("ExpressionAttributeValues", {})
+        context["page of entries"] = values.get(":prefix") == {"S": SCORE.sk.prefix}
+
+    async def __call__(self, *, context: dict[str, Any], **_: Any) -> None:
+        if not self.armed or not context.get("page of entries"):
             return
         self.armed = False
         self.answered.set()
@@ -135,12 +142,14 @@ def _holding(api: Api) -> Iterator[Held]:
     held = Held()
     hook = cast(Any, held)  # aiobotocore awaits a coroutine hook; botocore's types know none
     events = api.db.client.meta.events
+    events.register("before-parameter-build.dynamodb.Query", held.mark)
     events.register("after-call.dynamodb.Query", hook)
     try:
         yield held
     finally:
         held.release.set()
         events.unregister("after-call.dynamodb.Query", hook)
+        events.unregister("before-parameter-build.dynamodb.Query", held.mark)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from dynamo.items import serialize
 from dynamo.players import PLAYER
 from gql.app_keys import BROKER
 from leaderboard.config import Settings
-from tests.conftest import WAIT, Api, _serve
+from tests.conftest import WAIT, Api, _serve, each_layout
 
 WATCH = """subscription { leaderboardChanged(leaderboardId: "b", first: 3) {
     leaderboardId entries { rank score player { id } } } }"""
@@ -46,6 +46,7 @@ async def _silent(ws: ClientWebSocketResponse, seconds: float = 0.7) -> bool:
     return False
 
 
+@each_layout
 async def test_two_clients_see_changes_to_the_top_and_only_those(api: Api) -> None:
     for p in ("ann", "bob", "cat", "dan", "eve"):
         await api.create_player(p)
@@ -113,6 +114,7 @@ async def test_closing_a_subscription_stops_listening(api: Api) -> None:
             await asyncio.sleep(0.02)
 
 
+@each_layout
 async def test_a_push_leaves_out_an_entry_whose_player_was_erased_meanwhile(api: Api) -> None:
     """The Player item is what an erasure deletes last (resolvers/erased.py): a push that
     reads a top whose player is gone leaves that entry out, ranks the others as the board

@@ -10,12 +10,12 @@ import asyncio
 from typing import Any
 
 from bench.access_patterns.raw_submit import raw_submit_score
-from bench.core.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
+from bench.core.raw_dynamo import items_of, raw_batch_get, raw_board, raw_get, raw_query
 from bench.core.workload import TOP_N, Variables
 from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.items import serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, SortOrder
+from dynamo.leaderboards import LeaderboardItem, SortOrder
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, SCORE_RANGE_END, rank_boundary, rank_value
 from dynamo.sessions import SESSION
@@ -33,7 +33,7 @@ class RawCalls:
         self.board = board
 
     async def top_scores(self, v: Variables) -> None:
-        await raw_get(self.db, LEADERBOARD.key(leaderboard_id=v["id"]))
+        await raw_board(self.db, v["id"])
         page = await raw_query(
             self.db,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
@@ -121,7 +121,7 @@ class RawCalls:
         await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def leaderboard(self, v: Variables) -> None:
-        await raw_get(self.db, LEADERBOARD.key(leaderboard_id=v["id"]))
+        await raw_board(self.db, v["id"])
 
     async def _count_better(self, board_id: str, own: str) -> int:
         """COUNT of the entries of ``board_id`` with a rank value above ``own``, following
@@ -150,8 +150,7 @@ class RawCalls:
         player_id, board_id = v["id"], v["board"]
         await raw_get(self.db, PLAYER.key(player_id=player_id))
         best, board = await asyncio.gather(
-            self._best(player_id, board_id),
-            raw_get(self.db, LEADERBOARD.key(leaderboard_id=board_id)),
+            self._best(player_id, board_id), raw_board(self.db, board_id)
         )
         entry = items_of(best)[0]
         assert board is not None
@@ -163,16 +162,16 @@ class RawCalls:
         await self.top_scores({"id": v["leaderboardId"]})
 
     async def profile_page(self, v: Variables) -> None:
-        """The player; then together its entry guards and the boards (the player's standing on
-        each board, the main board's best score among them) and its last ten sessions; then one
-        COUNT per board, concurrently."""
+        """The player; then together its entry guards, the boards (the player's standing on
+        each board, the main board's best score among them; one Query each) and its last ten
+        sessions; then one COUNT per board, concurrently."""
         player_id, board_ids = v["playerId"], v["leaderboardIds"]
         await raw_get(self.db, PLAYER.key(player_id=player_id))
         guards, boards, _ = await asyncio.gather(
             raw_batch_get(
                 self.db, [ENTRY_GUARD.key(player_id=player_id, leaderboard_id=b) for b in board_ids]
             ),
-            raw_batch_get(self.db, [LEADERBOARD.key(leaderboard_id=b) for b in board_ids]),
+            asyncio.gather(*(raw_board(self.db, b) for b in board_ids)),
             raw_query(
                 self.db,
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
@@ -183,7 +182,7 @@ class RawCalls:
                 Limit=11,
             ),
         )
-        by_id = {b["leaderboardId"]["S"]: b for b in boards}
+        by_id = {b["leaderboardId"]["S"]: b for b in boards if b is not None}
         await asyncio.gather(
             *(
                 self._count_better(

@@ -1,18 +1,19 @@
-"""The raw counterpart of submitScore: the consistent read and the TransactWriteItems that
+"""The raw counterpart of submitScore: the consistent reads and the TransactWriteItems that
 submit_score sends, issued directly with aioboto3."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from bench.core.items import guard_item, score_item, session_item
-from bench.core.raw_dynamo import raw_batch_get, raw_key
+from bench.core.raw_dynamo import raw_batch_get, raw_board, raw_key
 from bench.core.workload import Variables
 from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.ids import new_session_id
 from dynamo.items import now, serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Operator
+from dynamo.leaderboards import LeaderboardItem, Operator, count_change
 from dynamo.players import PLAYER
 from dynamo.plays import Play, play_session
 from dynamo.scores import SCORE, ScoreItem, rank_value, score_sk
@@ -21,10 +22,10 @@ __all__ = ["raw_submit_score"]
 
 
 async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None:
-    """One consistent BatchGetItem of player, board and entry guard, then the same
-    TransactWriteItems that submit_score sends for a play on one board (the board's key codec
-    and operator are fixed at creation, so the benchmark's own copy of the board encodes the
-    Score key; the benchmark's board keeps each player's best score)."""
+    """One consistent BatchGetItem of player and entry guard beside the board's consistent
+    Query, then the same TransactWriteItems that submit_score sends for a play on one board
+    (the board's key codec and operator are fixed at creation, so the benchmark's own copy of
+    the board encodes the Score key; the benchmark's board keeps each player's best score)."""
     if board.operator is not Operator.BEST or board.family_id is not None:
         raise ValueError("raw_submit_score plays on a plain BEST board only")
     i = v["i"]
@@ -38,15 +39,15 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
     board_id = board.leaderboard_id
     if sub.leaderboard_ids != (board_id,):
         raise ValueError(f"raw_submit_score plays on {board_id!r} only: {sub}")
-    pkey, bkey, ekey = (
+    pkey, ekey = (
         PLAYER.key(player_id=sub.player_id),
-        LEADERBOARD.key(leaderboard_id=board_id),
         ENTRY_GUARD.key(player_id=sub.player_id, leaderboard_id=board_id),
     )
-    found = {
-        (raw["pk"]["S"], raw["sk"]["S"]): raw
-        for raw in await raw_batch_get(db, [pkey, bkey, ekey], consistent=True)
-    }
+    read, _ = await asyncio.gather(
+        raw_batch_get(db, [pkey, ekey], consistent=True),
+        raw_board(db, board_id, consistent=True),
+    )
+    found = {(raw["pk"]["S"], raw["sk"]["S"]): raw for raw in read}
     table = db.table
     old = found.get(ekey)
     at, session_id = now(), new_session_id()
@@ -91,27 +92,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
         },
     ]
     if old is None:
-        ops.append(
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": raw_key(bkey),
-                    "UpdateExpression": "ADD entryCount :one",
-                    "ConditionExpression": "attribute_exists(pk)",
-                    "ExpressionAttributeValues": serialize({":one": 1}),
-                }
-            }
-        )
-    else:
-        ops.append(
-            {
-                "ConditionCheck": {
-                    "TableName": table,
-                    "Key": raw_key(bkey),
-                    "ConditionExpression": "attribute_exists(pk)",
-                }
-            }
-        )
+        ops.append(count_change(table, board_id, sub.player_id, 1, board.ttl))
     if improved:
         guard: dict[str, Any] = {
             "TableName": table,
@@ -126,4 +107,13 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
             old_key = raw_key((SCORE.pk.fill(leaderboard_id=board_id), old["scoreSk"]["S"]))
             ops.append({"Delete": {"TableName": table, "Key": old_key}})
         ops.append({"Put": {"TableName": table, "Item": serialize(score_item(board, entry))}})
+    elif old is not None:
+        # The entry stays: on condition that it still stands as read.
+        check = {
+            "TableName": table,
+            "Key": raw_key(ekey),
+            "ConditionExpression": "scoreSk = :old",
+            "ExpressionAttributeValues": {":old": old["scoreSk"]},
+        }
+        ops.append({"ConditionCheck": check})
     await db.client.transact_write_items(TransactItems=ops, ClientRequestToken=f"{session_id}-0")

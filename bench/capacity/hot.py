@@ -2,11 +2,12 @@
 submission path (:func:`dynamo.play_writes.record_play`, what ``submitScore`` calls), their
 write units grouped by partition key and by second.
 
-All of a board's Score items share its partition key with the board's own item, so every play
-that writes the board (a ConditionCheck or the ``entryCount`` update on the board item; the old
-Score item deleted and the new one put) spends write units on that one partition, which
-DynamoDB serves up to about :data:`PARTITION_WCU` write units a second. The player's items
-(session, player, entry guard, play record) are on the player's partition and spread.
+All of a board's Score items share its partition key with the board's own item and its count
+shards, so every play that writes the board (a first entry's count shard; the old Score item
+deleted and the new one put) spends write units on that one partition, which DynamoDB serves
+up to about :data:`PARTITION_WCU` write units a second; a play that leaves its entry as it was
+writes nothing there. The player's items (session, player, entry guard, play record) are on
+the player's partition and spread.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from bench.capacity.units import table_write
 from bench.core.workload import GAMES, LoadedPlayer
 from dynamo.errors import LeaderboardError
 from dynamo.items import now
-from dynamo.leaderboards import LeaderboardItem, Operator, Period, create_leaderboard
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LeaderboardItem,
+    Operator,
+    Period,
+    create_leaderboard,
+)
 from dynamo.play_writes import record_play
 from dynamo.plays import Play
 from dynamo.scores import SCORE
@@ -88,7 +95,9 @@ class HotResult:
 
 
 def _item_kind(sk: str) -> str:
-    return "Score items" if SCORE.sk.match(sk) is not None else "board item"
+    if SCORE.sk.match(sk) is not None:
+        return "Score items"
+    return "count shards" if ENTRY_COUNT_SHARD.sk.match(sk) is not None else "board item"
 
 
 async def _drive(

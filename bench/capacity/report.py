@@ -45,12 +45,12 @@ def _units_table(rows: Sequence[Measured]) -> list[str]:
 def _hot_table(hot: Sequence[HotResult]) -> list[str]:
     lines = [
         "| operator | plays/s offered | plays | board partition WCU/s (mean, peak second)"
-        " | hottest partition | WCU per play on the board's partition (Score items + board item)"
+        " | hottest partition | WCU per play on the board's partition (by item)"
         f" | plays/s before {PARTITION_WCU:,.0f} WCU/s |",
         "|---|--:|--:|--:|---|--:|--:|",
     ]
     for h in hot:
-        parts = " + ".join(_n(v) for v in h.board_wcu_per_play_by_item.values())
+        parts = " + ".join(f"{_n(v)} {k}" for k, v in h.board_wcu_per_play_by_item.items())
         lines.append(
             f"| {h.operator} | {_n(h.offered_per_second)} | {h.plays} |"
             f" {_n(h.board_wcu_per_second)}, {_n(h.board_wcu_peak_second)} |"

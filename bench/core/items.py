@@ -12,11 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from bench.core.workload import new_player
+from dynamo import scores
 from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.plays import Play, play_session
-from dynamo.scores import SCORE, ScoreItem, sort_values
+from dynamo.scores import ScoreItem
 from dynamo.sessions import SESSION, SessionItem
 
 __all__ = [
@@ -46,8 +47,9 @@ def session_item(session: SessionItem) -> dict[str, Any]:
 
 
 def score_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:
-    """The Score item of ``entry`` on ``board``, keys included."""
-    return SCORE.item(entry, **sort_values(board, entry))
+    """The Score item of ``entry`` on ``board``, keys included (in the player's partition of
+    a write-sharded board)."""
+    return scores.score_item(board, entry)
 
 
 def guard_item(board: LeaderboardItem, entry: ScoreItem) -> dict[str, Any]:

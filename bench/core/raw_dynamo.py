@@ -1,5 +1,6 @@
 """Thin aioboto3 helpers for the raw counterparts: GetItem, BatchGetItem and Query on the
-benchmark table, with low-level (typed-attribute) items in and out."""
+benchmark table, and a board read as the service reads it, with low-level (typed-attribute)
+items in and out."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from dynamo.db import Db
+from dynamo.items import serialize
+from dynamo.leaderboards import COUNT_SHARDS, ENTRY_COUNT_SHARD, LEADERBOARD
 from dynamo.reads import BATCH_GET_LIMIT
 from dynamo.table import Key
 
-__all__ = ["items_of", "raw_batch_get", "raw_get", "raw_key", "raw_query"]
+__all__ = ["items_of", "raw_batch_get", "raw_board", "raw_get", "raw_key", "raw_query"]
 
 
 def raw_key(key: Key) -> dict[str, Any]:
@@ -55,3 +58,23 @@ def items_of(response: Any) -> list[Any]:
     """The items of a Query response."""
     items: list[Any] = response.get("Items", [])
     return items
+
+
+async def raw_board(db: Db, board_id: str, *, consistent: bool = False) -> dict[str, Any] | None:
+    """AP9 as the service reads it: one Query of the board's item and its count shards (the
+    sort keys from the shards' to the item's); the board's item, ``None`` when it has none."""
+    response = await raw_query(
+        db,
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :shards AND :board",
+        ExpressionAttributeValues=serialize(
+            {
+                ":pk": LEADERBOARD.pk.fill(leaderboard_id=board_id),
+                ":shards": ENTRY_COUNT_SHARD.sk.prefix,
+                ":board": LEADERBOARD.sk.fill(),
+            }
+        ),
+        ConsistentRead=consistent,
+        Limit=COUNT_SHARDS + 1,
+    )
+    board = LEADERBOARD.key(leaderboard_id=board_id)
+    return next((i for i in items_of(response) if (i["pk"]["S"], i["sk"]["S"]) == board), None)

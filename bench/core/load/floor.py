@@ -7,8 +7,9 @@ The calls are those the service's answer to each document sends (its access log'
 service sends together are sent together here. A rank is read from the rank index through
 :class:`rankindex.index.RankIndex` (the same Lua script in one pipeline, as the service reads
 it). A submission is recorded by the table layer's own :func:`dynamo.play_writes.record_play`
-(one consistent BatchGetItem, then one TransactWriteItems: pure aioboto3, no GraphQL), then
-each board's new entry is ranked from the index, as the service's payload asks.
+(one consistent BatchGetItem and each board's Query, then one TransactWriteItems: pure
+aioboto3, no GraphQL), then each board's new entry is ranked from the index, as the service's
+payload asks.
 
 :func:`floor_sender` opens the clients one load-generator process shares and returns the
 function its clients send with.
@@ -28,7 +29,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bench.core.raw_dynamo import items_of, raw_batch_get, raw_get, raw_query
+from bench.core.raw_dynamo import items_of, raw_batch_get, raw_board, raw_get, raw_query
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.core.workload import TOP_N, Variables
 from dynamo.cursors import CursorCodec
@@ -36,7 +37,7 @@ from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.errors import LeaderboardError
 from dynamo.items import parse, serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
+from dynamo.leaderboards import LeaderboardItem
 from dynamo.play_writes import record_play
 from dynamo.players import PLAYER
 from dynamo.plays import Play
@@ -89,7 +90,7 @@ class FloorCalls:
         """The board; its first TOP_N + 1 Score items; the players of the first TOP_N. The
         ranks of a page from the top follow from the page itself."""
         board_id = v["leaderboardId"]
-        if await raw_get(self.db, LEADERBOARD.key(leaderboard_id=board_id)) is None:
+        if await raw_board(self.db, board_id) is None:
             return "NULL_RESULT"
         page = await raw_query(
             self.db,
@@ -130,13 +131,13 @@ class FloorCalls:
         found = items_of(await self._best(player_id, main))
         if not found:
             return False
-        board, _, _ = await asyncio.gather(
-            raw_get(self.db, LEADERBOARD.key(leaderboard_id=main)),
+        board, *_ = await asyncio.gather(
+            raw_board(self.db, main),
             raw_batch_get(
                 self.db,
                 [ENTRY_GUARD.key(player_id=player_id, leaderboard_id=b) for b in others],
             ),
-            raw_batch_get(self.db, [LEADERBOARD.key(leaderboard_id=b) for b in others]),
+            *(raw_board(self.db, b) for b in others),
         )
         if board is None:
             return False
@@ -150,11 +151,11 @@ class FloorCalls:
         together); then their ranks from the index (two reads, unless the run starts at the
         top) together with their players."""
         board_id, player_id = v["leaderboardId"], v["playerId"]
-        raw_board = await raw_get(self.db, LEADERBOARD.key(leaderboard_id=board_id))
+        read = await raw_board(self.db, board_id)
         found = items_of(await self._best(player_id, board_id))
-        if raw_board is None or not found:
+        if read is None or not found:
             return "NULL_RESULT"
-        board, entry = parse(LeaderboardItem, raw_board), parse(ScoreItem, found[0])
+        board, entry = parse(LeaderboardItem, read), parse(ScoreItem, found[0])
         window, from_top = await self._window(board, entry)
         players = [PLAYER.key(player_id=e.player_id) for e in window]
         ranks = asyncio.ensure_future(self._window_ranks(board, window, from_top=from_top))
@@ -179,8 +180,9 @@ class FloorCalls:
         return None if answers and answers[0] is not None else "NULL_RESULT"
 
     async def submit_score(self, v: Variables) -> str | None:
-        """The play recorded by the table layer (BatchGetItem, TransactWriteItems), then the
-        rank of its entry on each board from the index, the boards together."""
+        """The play recorded by the table layer (BatchGetItem and the boards' Queries,
+        TransactWriteItems), then the rank of its entry on each board from the index, the
+        boards together."""
         play = Play(
             player_id=v["playerId"],
             game_id=v["gameId"],
