@@ -13,6 +13,9 @@ from typing import Any
 
 import aiohttp
 
+from dynamo.errors import ErrorCode
+from gql.admission import RETRY_AFTER_SECONDS
+
 __all__ = ["RETRYABLE", "UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats"]
 
 UNEXPECTED = "unexpected"
@@ -112,15 +115,22 @@ class GraphQLClient:
         accepts its code; typed errors inside a mutation's payload are left to the caller.
 
         A refusal that asks the client to retry (:data:`RETRYABLE`) is sent again, up to
-        ``retries`` times, a second apart, as a game client does with a read: the service
-        promises such a request did nothing. Only for requests that change nothing."""
-        for _ in range(retries):
-            answer = await self._send(op, query, variables, admin=admin, expected=expected)
-            if answer.code is None or not _retryable(answer.code):
+        ``retries`` times, the service's Retry-After apart, as a game client does with a read:
+        the service promises such a request did nothing. Only for requests that change
+        nothing."""
+        attempts = 0
+        while True:
+            answer, provoked = await self._send(
+                op, query, variables, admin=admin, expected=expected
+            )
+            if answer.code is None:
                 return answer
+            if attempts == retries or not _retryable(answer.code):
+                self.stats.error(op, answer.code, expected=provoked, detail=answer.detail)
+                return answer
+            attempts += 1
             self.stats.retried[answer.code] += 1
-            await asyncio.sleep(RETRY_SECONDS)
-        return await self._send(op, query, variables, admin=admin, expected=expected, last=True)
+            await asyncio.sleep(RETRY_AFTER_SECONDS)
 
     async def _send(
         self,
@@ -130,8 +140,9 @@ class GraphQLClient:
         *,
         admin: bool,
         expected: Callable[[str], bool] | None,
-        last: bool = False,
-    ) -> Answer:
+    ) -> tuple[Answer, bool]:
+        """One attempt, timed: its answer, and whether a failure was one ``expected``
+        accepts (counting failures is left to the caller)."""
         started = time.perf_counter()
         try:
             async with self.http.post(
@@ -144,13 +155,11 @@ class GraphQLClient:
             body: Any = _json(text)
         except (aiohttp.ClientError, TimeoutError) as error:
             self.stats.op(op).latencies_ms.append((time.perf_counter() - started) * 1000)
-            answer = Answer(None, "TRANSPORT_ERROR", repr(error))
-            self.stats.error(op, answer.code or "", expected=False, detail=answer.detail)
-            return answer
+            return Answer(None, "TRANSPORT_ERROR", repr(error)), False
         self.stats.op(op).latencies_ms.append((time.perf_counter() - started) * 1000)
         errors = body.get("errors") if isinstance(body, dict) else None
         if status == 200 and isinstance(body, dict) and not errors and "data" in body:
-            return Answer(body["data"], None)
+            return Answer(body["data"], None), False
         codes = [
             str((e.get("extensions") or {}).get("code", "GRAPHQL_ERROR"))
             for e in errors or []
@@ -159,18 +168,13 @@ class GraphQLClient:
         code = codes[0] if codes else "NO_DATA"
         if status != 200:
             code = f"HTTP {status} {code}" if codes else f"HTTP {status}"
-        answer = Answer(None, code, (json.dumps(errors) if errors else text)[:400])
-        if not last and _retryable(code):
-            return answer  # counted by the caller, which sends it again
         provoked = status == 200 and expected is not None and expected(code)
-        self.stats.error(op, code, expected=provoked, detail=answer.detail)
-        return answer
+        return Answer(None, code, (json.dumps(errors) if errors else text)[:400]), provoked
 
 
-RETRYABLE = ("BACKEND_UNAVAILABLE", "SERVICE_OVERLOADED")
-"""The codes of refusals that promise nothing was done and ask the client to come back."""
-RETRY_SECONDS = 1.0
-"""How long a client waits before it sends a refused read again (the service's Retry-After)."""
+RETRYABLE = (ErrorCode.BACKEND_UNAVAILABLE.value, ErrorCode.SERVICE_OVERLOADED.value)
+"""The codes of refusals that promise nothing was done and ask the client to come back (after
+the service's Retry-After)."""
 
 
 def _retryable(code: str) -> bool:
