@@ -145,19 +145,23 @@ async def test_erasure_needs_an_admin_key_and_writes_nothing_without_one(api: Ap
     assert await scan_items(api.db) == before
 
 
+SESSIONS = 1500
+"""Sessions of the player in the largest erasure: fifteen pages of the player's partition."""
+
+
 @each_layout
 @pytest.mark.slow
-async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_completely(
+async def test_a_player_with_many_pages_of_sessions_on_fifty_boards_is_erased_completely(
     api: Api,
 ) -> None:
     boards = [f"b{i:02d}" for i in range(50)]
     await _player_on_boards(api, boards)
-    await _sessions(api, ERIN, 5000, boards)
+    await _sessions(api, ERIN, SESSIONS, boards)
     # Moderation records that name the player: a removal whose reason quotes its id.
     assert (await _remove(api, "b00", ERIN, reason=f"{ERIN} used a trainer"))["data"][
         "removeEntry"
     ]["errors"] == []
-    assert await count_player_items(api.db, ERIN) == 5000 + 3 + 50 + 3  # sessions, records...
+    assert await count_player_items(api.db, ERIN) == SESSIONS + 3 + 50 + 3  # sessions, records...
     before = await scan_items(api.db)
     assert traces(before, ERIN)
 
@@ -168,11 +172,11 @@ async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_com
         k: sum(a["erased"][k] for a in answers)
         for k in ("entries", "sessions", "playRecords", "otherItems", "moderationRecords")
     }
-    # 49 entries standing (one was removed before), 5000 + 3 sessions, 3 play records, the
+    # 49 entries standing (one was removed before), SESSIONS + 3 sessions, 3 play records, the
     # removed entry's tombstone, and the removal's record.
     assert totals == {
         "entries": 49,
-        "sessions": 5003,
+        "sessions": SESSIONS + 3,
         "playRecords": 3,
         "otherItems": 1,
         "moderationRecords": 1,
@@ -189,9 +193,10 @@ async def test_a_player_with_thousands_of_sessions_on_fifty_boards_is_erased_com
     # Bounded: the partition read in pages of 100, deleted in batches of at most 25 (a
     # page's last batch may be short), 49 entries in transactions of at most 25, then the
     # last one.
-    pages = -(-(5056 + 1) // 100)
+    pages = -(-(SESSIONS + 56 + 1) // 100)
     assert calls["Query"] >= pages
-    assert -(-5007 // 25) <= calls["BatchWriteItem"] <= -(-5007 // 25) + pages
+    deleted = SESSIONS + 3 + 3 + 1  # sessions, play records, the tombstone
+    assert -(-deleted // 25) <= calls["BatchWriteItem"] <= -(-deleted // 25) + pages
     assert calls["TransactWriteItems"] == 2 + 1
 
     items = await scan_items(api.db)
