@@ -37,6 +37,7 @@ from graphql import (
 
 from bench.core.report import log, save_results
 from bench.validation.documents import token_count, worst_documents
+from gql.document_cache import Documents
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import (
     MAX_ALIASES,
@@ -49,7 +50,6 @@ from gql.validation import (
     MAX_SAME_NAME,
     MAX_SPREADS,
     MAX_TOKENS,
-    Documents,
     check_document,
 )
 
