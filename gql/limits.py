@@ -2,19 +2,21 @@
 
 The structural limits (depth, aliases, operations, fragments, spreads and fields of one response
 name per selection set) are measured in one pass over the selection sets written in the
-document, each visited once, then in steps over those measured sets, never over the document's
-nodes again: an operation's depth and aliases, and a selection set's fields of each response
-name, count every expansion of a fragment, but each fragment is measured once however often it is
-spread, without recursion over fields, so neither a long chain of fragments nor fragments spread
-twice at every level (which expand exponentially) can exhaust the stack or the CPU before a limit
-is enforced. A fragment spread inside itself (a cycle, which the specification's rules refuse)
-counts as empty where it closes the cycle.
+document, each read once (one with fragments, once more to count its names in order), then in
+steps over those measures: an operation's depth and aliases, and a selection set's fields of
+each response name, count every expansion of a fragment, but each fragment is measured once
+however often it is spread, without recursion over fields, so neither a long chain of fragments
+nor fragments spread twice at every level (which expand exponentially) can exhaust the stack or
+the CPU before a limit is enforced. A fragment spread inside itself (a cycle, which the
+specification's rules refuse) counts as empty where it closes the cycle.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from graphql import (
     DocumentNode,
@@ -105,9 +107,11 @@ class _Shape:
     aliases: int
     """Its own aliased fields."""
     spreads: int
-    names: dict[str, int] | None
-    """Its own fields by response name, in order, when it has no fragments (inline or
-    spread); None when it has."""
+    entries: list[str | _Child]
+    """In order, the response name of each of its fields, and each of its fragments (inline,
+    or spread and defined)."""
+    fragments: bool
+    """Whether it has fragments."""
 
 
 class _Document:
@@ -135,34 +139,39 @@ class _Document:
 
     def _shape(self, selections: SelectionSetNode, stack: list[SelectionSetNode]) -> _Shape:
         children: list[_Child] = []
+        entries: list[str | _Child] = []
         aliases = spreads = 0
-        names: dict[str, int] | None = {}
+        fragments = False
         for selection in selections.selections:
             if isinstance(selection, FieldNode):
                 field = selection
                 alias = field.alias
                 if alias is not None:
                     aliases += 1
-                if names is not None:
-                    key = (alias or field.name).value
-                    names[key] = names.get(key, 0) + 1
+                    entries.append(alias.value)
+                else:
+                    entries.append(field.name.value)
                 nested = field.selection_set
                 if nested is not None:
                     stack.append(nested)
                     depth = None if field.name.value.startswith("__") else 1
                     children.append((nested, depth, None))
             elif isinstance(selection, InlineFragmentNode):
-                names = None
+                fragments = True
                 stack.append(selection.selection_set)
-                children.append((selection.selection_set, 0, None))
+                child: _Child = (selection.selection_set, 0, None)
+                children.append(child)
+                entries.append(child)
             elif isinstance(selection, FragmentSpreadNode):
-                names = None
+                fragments = True
                 spreads += 1
                 name = selection.name.value
                 fragment = self.fragments.get(name)
                 if fragment is not None:  # an unknown fragment is another rule's error
-                    children.append((fragment.selection_set, 0, name))
-        return _Shape(tuple(children), aliases, spreads, names)
+                    child = (fragment.selection_set, 0, name)
+                    children.append(child)
+                    entries.append(child)
+        return _Shape(tuple(children), aliases, spreads, entries, fragments)
 
     def measure(self, root: SelectionSetNode, memo: dict[int, tuple[int, int]]) -> Measure:
         """Depth-first, with an explicit stack; a selection set on the current path (a
@@ -206,23 +215,15 @@ class _Document:
         if found is not None:
             return found
         shape = self.shapes[id(selections)]
-        names = shape.names
-        if names is None:
+        if not shape.fragments:
+            names: dict[str, int] = Counter(cast("list[str]", shape.entries))
+        else:
             names = {}
-            nested = iter(shape.children)
-            for selection in selections.selections:
-                if isinstance(selection, FieldNode):
-                    key = (selection.alias or selection.name).value
-                    names[key] = names.get(key, 0) + 1
-                    if selection.selection_set is not None:
-                        next(nested)
+            for entry in shape.entries:
+                if isinstance(entry, str):
+                    names[entry] = names.get(entry, 0) + 1
                     continue
-                if (
-                    isinstance(selection, FragmentSpreadNode)
-                    and selection.name.value not in self.fragments
-                ):
-                    continue
-                child, _, fragment = next(nested)
+                child, _, fragment = entry
                 if fragment is not None:
                     if fragment in on_path:
                         continue
@@ -290,14 +291,19 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
         return  # counting through them is not needed to refuse the document
     memo: dict[int, dict[str, int]] = {}
     for selections in shaped.order:
-        spreads = shaped.shapes[id(selections)].spreads
-        if spreads > MAX_SPREADS:
+        shape = shaped.shapes[id(selections)]
+        if shape.spreads > MAX_SPREADS:
             yield over_limit(
                 ErrorCode.SPREAD_LIMIT_EXCEEDED,
                 MAX_SPREADS,
-                f"{spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}",
+                f"{shape.spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}",
             )
-        for name, count in shaped.names(selections, memo, set()).items():
+        if not shape.fragments and len(shape.entries) <= MAX_SAME_NAME:
+            continue  # no name can be over the limit
+        names = shaped.names(selections, memo, set())
+        if max(names.values(), default=0) <= MAX_SAME_NAME:
+            continue
+        for name, count in names.items():
             if count > MAX_SAME_NAME:
                 yield over_limit(
                     ErrorCode.SAME_NAME_LIMIT_EXCEEDED,

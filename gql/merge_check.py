@@ -56,17 +56,20 @@ class _Field:
     """A field as the rule collects it for one parent type (its ``FieldDetails``), with what
     comparing it reads."""
 
-    __slots__ = ("below", "name", "named", "node", "object_parent", "parent", "simple", "type")
+    __slots__ = ("below", "name", "node", "object_parent", "parent", "simple", "type")
 
     def __init__(
-        self, parent: GraphQLNamedType | None, node: FieldNode, definition: GraphQLField | None
+        self,
+        parent: GraphQLNamedType | None,
+        object_parent: bool,
+        node: FieldNode,
+        definition: GraphQLField | None,
     ) -> None:
         self.parent = parent
-        self.object_parent = is_object_type(parent)
+        self.object_parent = object_parent
         self.node = node
         self.name = node.name.value
         self.type: GraphQLOutputType | None = definition.type if definition else None
-        self.named = get_named_type(self.type)
         self.simple = not node.arguments and node.selection_set is None
         self.below: _Collected | None = None
         """Its selection set's fields, once collected."""
@@ -210,11 +213,18 @@ class MergeCheck:
         self, parent: GraphQLNamedType | None, selections: SelectionSetNode, into: _Collected
     ) -> None:
         definitions = parent.fields if is_object_type(parent) or is_interface_type(parent) else {}
+        object_parent = is_object_type(parent)
+        fields = into.fields
         for node in selections.selections:
             if isinstance(node, FieldNode):
                 name = node.name.value
                 key = node.alias.value if node.alias else name
-                into.fields.setdefault(key, []).append(_Field(parent, node, definitions.get(name)))
+                field = _Field(parent, object_parent, node, definitions.get(name))
+                found = fields.get(key)
+                if found is None:
+                    fields[key] = [field]
+                else:
+                    found.append(field)
             elif isinstance(node, FragmentSpreadNode):
                 into.spreads.append(node.name.value)
             elif isinstance(node, InlineFragmentNode):
@@ -288,7 +298,7 @@ class MergeCheck:
     def _below(self, field: _Field, selections: SelectionSetNode) -> _Collected:
         below = field.below
         if below is None:
-            below = field.below = self._collect(field.named, selections)
+            below = field.below = self._collect(get_named_type(field.type), selections)
         return below
 
     def _sub_selection_sets(
