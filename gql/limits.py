@@ -13,7 +13,6 @@ specification's rules refuse) counts as empty where it closes the cycle.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -215,10 +214,11 @@ class _Document:
         if found is not None:
             return found
         shape = self.shapes[id(selections)]
+        names: dict[str, int] = {}
         if not shape.fragments:
-            names: dict[str, int] = Counter(cast("list[str]", shape.entries))
+            for name in cast("list[str]", shape.entries):
+                names[name] = names.get(name, 0) + 1
         else:
-            names = {}
             for entry in shape.entries:
                 if isinstance(entry, str):
                     names[entry] = names.get(entry, 0) + 1
@@ -298,8 +298,8 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
                 MAX_SPREADS,
                 f"{shape.spreads} fragment spreads in one selection set. Allowed: {MAX_SPREADS}",
             )
-        if not shape.fragments and len(shape.entries) <= MAX_SAME_NAME:
-            continue  # no name can be over the limit
+        if not shape.fragments and len(shape.entries) - len(set(shape.entries)) < MAX_SAME_NAME:
+            continue  # no name can be over the limit: the most any has is 1 + the repeats
         names = shaped.names(selections, memo, set())
         if max(names.values(), default=0) <= MAX_SAME_NAME:
             continue

@@ -38,7 +38,7 @@ from graphql import (
 )
 from hypothesis import strategies as st
 
-__all__ = ["schema_documents"]
+__all__ = ["schema_document", "schema_documents"]
 
 T = TypeVar("T")
 
@@ -276,10 +276,12 @@ def schema_documents(schema: GraphQLSchema) -> st.SearchStrategy[str]:
     """Documents of ``schema``'s types: one or two operations, a few fragments, variables.
     Each is written from one drawn seed, so that writing one costs little beside validating it;
     hypothesis replays a failing one, but does not shrink it."""
-    return st.integers(0, 2**32).map(lambda seed: _document(schema, Random(seed)))
+    return st.integers(0, 2**32).map(lambda seed: schema_document(schema, seed))
 
 
-def _document(schema: GraphQLSchema, rng: Random) -> str:
+def schema_document(schema: GraphQLSchema, seed: int) -> str:
+    """The document of ``schema``'s types that ``seed`` writes."""
+    rng = Random(seed)
     writer = _Writer(rng, schema, rng.choice([0.0, 0.0, 0.0, 0.0, 0.01, 0.05, 0.2]))
     definitions = []
     fragments_used: set[str] = set()
