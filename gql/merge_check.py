@@ -6,11 +6,12 @@ selections, memoizing some comparisons and not others; :data:`gql.limits.MAX_MER
 it in graphql-core's own units of work. :class:`MergeCheck` makes the same comparisons in the
 same order with the same memos, and counts the same units, for a document whose fragments take
 no arguments (fragment arguments are an experimental syntax the service's parser does not
-accept) and whose fields carry no ``@stream``: it raises :class:`Unsure` at the first conflict
-it meets or as soon as the work passes its bound, and otherwise ends with the work
-graphql-core's rule does on the document (tests/test_fast_rules.py compares them). It skips the
-costs that do not count: a selection set whose fields all have distinct response names, or
-whose repeated ones are plain leaves of one name, is compared without collecting its fields.
+accept) and whose fields carry no ``@stream``: it raises :class:`gql.fast_schema.NotSure` at
+the first conflict it meets or as soon as the work passes its bound, and otherwise ends with
+the work graphql-core's rule does on the document (tests/test_fast_rules.py compares them). It
+skips the costs that do not count: a selection set whose fields all have distinct response
+names, or whose repeated ones are plain leaves of one name, is compared without collecting its
+fields.
 """
 
 from __future__ import annotations
@@ -45,11 +46,9 @@ from graphql import (
     is_object_type,
 )
 
-__all__ = ["MergeCheck", "Unsure"]
+from gql.fast_schema import NotSure
 
-
-class Unsure(Exception):
-    """The rule would find a conflict, or run out of work, or meets what is not modelled."""
+__all__ = ["MergeCheck"]
 
 
 class _Field:
@@ -104,7 +103,7 @@ def _value_key(node: ValueNode) -> Any:
     for kind in (BooleanValueNode, EnumValueNode, FloatValueNode, IntValueNode):
         if isinstance(node, kind):
             return (kind.__name__, node.value)
-    raise Unsure
+    raise NotSure
 
 
 def _types_conflict(check: MergeCheck, type1: GraphQLOutputType, type2: GraphQLOutputType) -> bool:
@@ -155,7 +154,7 @@ class MergeCheck:
     def spend(self, units: int) -> None:
         self.work += units
         if self.work > self.budget:
-            raise Unsure
+            raise NotSure
 
     def selection_set(self, parent: GraphQLNamedType, selections: SelectionSetNode) -> None:
         """What the rule does on entering a selection set not of an inline fragment."""
@@ -339,20 +338,21 @@ class MergeCheck:
         return found
 
     def _conflict(self, exclusive: bool, name: str, field1: _Field, field2: _Field) -> None:
-        """The rule's ``find_conflict``, raising :class:`Unsure` where it finds one."""
+        """The rule's ``find_conflict``, raising :class:`gql.fast_schema.NotSure` where it
+        finds one."""
         exclusive = exclusive or (
             field1.parent is not field2.parent and field1.object_parent and field2.object_parent
         )
         type1, type2 = field1.type, field2.type
         self.work += 2
         if self.work > self.budget:
-            raise Unsure
+            raise NotSure
         same_name = field1.name == field2.name
         if field1.simple and field2.simple and type1 is type2 and same_name:
             return
         if not exclusive:
             if not same_name:
-                raise Unsure
+                raise NotSure
             pair = (id(field1), id(field2))
             if pair not in self.arguments_compared:
                 self._same_arguments(field1.node, field2.node)
@@ -363,7 +363,7 @@ class MergeCheck:
             and type1 is not type2
             and _types_conflict(self, type1, type2)
         ):
-            raise Unsure
+            raise NotSure
         selections1, selections2 = field1.node.selection_set, field2.node.selection_set
         if selections1 is not None and selections2 is not None:
             self._sub_selection_sets(
@@ -372,17 +372,17 @@ class MergeCheck:
 
     def _same_arguments(self, node1: FieldNode, node2: FieldNode) -> None:
         """The rule's ``compare_arguments`` (1 unit an argument compared), raising
-        :class:`Unsure` where they differ."""
+        :class:`gql.fast_schema.NotSure` where they differ."""
         arguments1, arguments2 = node1.arguments, node2.arguments
         if not arguments1:
             if arguments2:
-                raise Unsure
+                raise NotSure
             return
         if not arguments2 or len(arguments1) != len(arguments2):
-            raise Unsure
+            raise NotSure
         values2 = {argument.name.value: argument.value for argument in arguments2}
         for argument in arguments1:
             self.spend(1)
             value2 = values2.get(argument.name.value)
             if value2 is None or _value_key(argument.value) != _value_key(value2):
-                raise Unsure
+                raise NotSure
