@@ -5,9 +5,10 @@ graphql-core's parser makes a ``Token`` of every token and a ``Location`` holdin
 for every node; most are never read (errors and validation read a location's ``start``,
 ``end`` and ``source``; ``start_token`` and ``end_token`` serve the line and column of
 Apollo's tracing). A :class:`LazyLocation` holds its ``start`` and ``end`` from the parser and
-its document's :class:`TokenTable`: the first read of its ``source``, ``start_token`` or
-``end_token`` makes all the document's tokens (:func:`gql.lexer.tokens`, linked as
-graphql-core links them) and fills those three slots, which every later read finds set.
+its document's :class:`TokenTable`: the first read of its ``source`` fills that slot from the
+table, and the first read of its ``start_token`` or ``end_token`` fills both, making all the
+document's tokens (:func:`gql.lexer.tokens`, linked as graphql-core links them) if no location
+of the document has yet; every later read finds the slot set.
 """
 
 from __future__ import annotations
@@ -79,11 +80,12 @@ class LazyLocation(Location):
         __init__ = object.__init__
 
     def __getattr__(self, name: str) -> object:
-        if name not in ("source", "start_token", "end_token"):
+        if name == "source":
+            self.source = self.table.source
+        elif name in ("start_token", "end_token"):
+            self.start_token, self.end_token = self._tokens(self.table)
+        else:
             raise AttributeError(name)
-        table = self.table
-        self.source = table.source
-        self.start_token, self.end_token = self._tokens(table)
         return object.__getattribute__(self, name)
 
     def _tokens(self, table: TokenTable) -> tuple[Token, Token]:
