@@ -1,6 +1,8 @@
 """Parsing and validating a document, bounded.
 
-A document is refused, cheapest check first, when its text is over :data:`MAX_CHARACTERS`, when
+A document is parsed by :func:`gql.parser.parse_document` (graphql-core's AST, in a fraction
+of graphql-core's instructions; graphql-core's parser words every syntax error). It is refused,
+cheapest check first, when its text is over :data:`MAX_CHARACTERS`, when
 it has more than :data:`MAX_TOKENS` tokens (the parser stops there), when it breaks a structural
 limit (operations, fragments, fragment spreads or fields of one response name per selection set,
 depth, aliases: :func:`gql.limits.structural_errors`, in time linear in the document), and only
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema, parse
+from graphql import DocumentNode, GraphQLError, GraphQLSchema
 
 from dynamo.errors import ErrorCode
 from gql import fast_rules
@@ -44,6 +46,7 @@ from gql.limits import (
     over_limit,
     structural_errors,
 )
+from gql.parser import parse_document
 from gql.rules import MergeWorkExceeded, run_rules
 
 __all__ = [
@@ -124,7 +127,7 @@ def check_document(schema: GraphQLSchema, query: str) -> Checked:
         return Checked(None, (over,))
     STATS.parsed += 1
     try:
-        document = parse(query, max_tokens=MAX_TOKENS)
+        document = parse_document(query, max_tokens=MAX_TOKENS)
     except GraphQLError as error:
         if error.message.endswith(_TOO_MANY_TOKENS):
             over = over_limit(ErrorCode.TOKEN_LIMIT_EXCEEDED, MAX_TOKENS, error.message)
