@@ -12,7 +12,7 @@ from typing import Any
 from graphql import DocumentNode, GraphQLSchema
 
 from gql.cost_walk import document_cost
-from gql.validation import VALIDATION_CACHE_SIZE
+from gql.document_cache import VALIDATION_CACHE_SIZE
 
 __all__ = ["remembered_cost"]
 

@@ -12,10 +12,12 @@ from strawberry.types import ExecutionContext, Info
 from gql.cached_answers import CachedAnswers
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.cost import CostLimit
+from gql.document_cache import VALIDATION_CACHE_SIZE, Documents
+from gql.document_limits import DocumentLimits
 from gql.errors import ErrorCodes, log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
-from gql.limits import limit_rule
+from gql.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, limit_rule
 from gql.lookahead import selected
 from gql.moderation import ModerationAction
 from gql.mutations import Mutation
@@ -23,14 +25,6 @@ from gql.players import Player, asked_ranks
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from gql.subscriptions import Subscription
-from gql.validation import (
-    MAX_ALIASES,
-    MAX_DEPTH,
-    MAX_TOKENS,
-    VALIDATION_CACHE_SIZE,
-    DocumentLimits,
-    Documents,
-)
 from resolvers import families, leaderboards, moderation, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
@@ -51,7 +45,7 @@ __all__ = [
 
 LIMIT_RULE = limit_rule(max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
 """The depth and alias limits as a validation rule, for checking documents outside a request
-(the service checks them in :mod:`gql.validation`, before the specification's rules)."""
+(the service checks them in :mod:`gql.limits`, before the specification's rules)."""
 
 DOCUMENTS = Documents()
 """The schema's parsed and validated documents, by query text."""

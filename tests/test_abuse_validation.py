@@ -13,6 +13,7 @@ from graphql import get_introspection_query, parse
 from bench.validation.documents import FRONTEND, aliased_boards, nested, nested_repeats
 from gql.cost_model import MAX_COST
 from gql.cost_walk import document_cost
+from gql.document_cache import VALIDATION_CACHE_TOKENS, Documents
 from gql.rules import MergeWorkExceeded, run_rules
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import (
@@ -27,8 +28,6 @@ from gql.validation import (
     MAX_SPREADS,
     MAX_TOKENS,
     STATS,
-    VALIDATION_CACHE_TOKENS,
-    Documents,
     check_document,
 )
 from leaderboard.graphiql import DEFAULT_QUERY

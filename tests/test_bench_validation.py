@@ -7,7 +7,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from bench.validation.cli import DocumentTiming, EarlierRun, limits, markdown
+from bench.validation.paths import PathTiming, measure_paths
 from gql.validation import MAX_TOKENS
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
@@ -50,11 +53,29 @@ def test_without_an_earlier_run_the_report_has_one_table() -> None:
     assert report.count("| document | chars | tokens |") == 1
 
 
+def test_the_report_shows_the_rules_each_way() -> None:
+    paths = [PathTiming(name="a document", tokens=30, full_p50_ms=4.0, fast_p50_ms=0.5)]
+    report = markdown([VALID], UNLIMITED, 200, "2.0 / 2.0 / 2.0", paths=paths)
+    assert "## The rules, each way" in report
+    assert "| a document | 30 | 4.00 | 0.50 |" in report
+    assert "## The rules, each way" not in markdown([VALID], UNLIMITED, 200, "2.0 / 2.0 / 2.0")
+
+
+def test_each_way_is_timed_only_on_a_document_the_fast_path_is_sure_of() -> None:
+    timing = measure_paths("one board", '{ leaderboard(id: "b") { id name } }', 2)
+    assert (timing.name, timing.tokens) == ("one board", 12)
+    with pytest.raises(ValueError, match="not sure"):
+        measure_paths("unknown field", "{ nope }", 2)
+
+
 def test_the_committed_results_are_a_run_and_the_run_before_it() -> None:
     after = json.loads((RESULTS / "validation.json").read_text())
     before = EarlierRun.read(RESULTS / "validation-before.json")
     assert after["limits"] == limits()
     assert before.limits["tokens"] < after["limits"]["tokens"]
+    valid = [d["name"] for d in after["documents"] if d["outcome"] == "valid"]
+    assert [p["name"] for p in after["paths"]] == valid
     committed = (RESULTS / "validation.md").read_text()
     assert "## After: this run" in committed
+    assert "## The rules, each way" in committed
     assert "## Before: the saved run, under the earlier limits" in committed

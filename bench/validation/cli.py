@@ -5,9 +5,10 @@ not allow costs.
 Each document (:mod:`bench.validation.documents`, built from the limits) is checked ``--runs``
 times without the cache (a cold check: parse, structural limits, then the specification's
 rules, as :func:`gql.validation.check_document` does for a document not seen before), then once
-more through a warm cache. For comparison, the document of 4,000 ``__typename`` tokens is also
-validated the way the service once did (the parser's token limit of 4,000 and every specified
-rule, no structural limits).
+more through a warm cache. Each allowed document is also validated both ways the rules can go
+(:mod:`bench.validation.paths`): the fast path, and the rules in full. For comparison, the
+document of 4,000 ``__typename`` tokens is also validated the way the service once did (the
+parser's token limit of 4,000 and every specified rule, no structural limits).
 
 Prints a Markdown table and writes ``validation.json`` and ``validation.md`` to ``--out``. With
 ``--before`` (by default ``validation-before.json`` in ``--out``, when there is one), the report
@@ -37,6 +38,8 @@ from graphql import (
 
 from bench.core.report import log, save_results
 from bench.validation.documents import token_count, worst_documents
+from bench.validation.paths import PathTiming, measure_paths, path_table
+from gql.document_cache import Documents
 from gql.schema import GRAPHQL_SCHEMA
 from gql.validation import (
     MAX_ALIASES,
@@ -49,7 +52,6 @@ from gql.validation import (
     MAX_SAME_NAME,
     MAX_SPREADS,
     MAX_TOKENS,
-    Documents,
     check_document,
 )
 
@@ -209,6 +211,7 @@ def markdown(
     runs: int,
     load: str,
     before: EarlierRun | None = None,
+    paths: Sequence[PathTiming] = (),
 ) -> str:
     worst = _worst_allowed(timings)
     met = worst.cold_p50_ms <= TARGET_P50_MS
@@ -234,6 +237,17 @@ def markdown(
             f" document {earlier.name}, cold p50 {earlier.cold_p50_ms:.2f} ms"
         )
     lines += ["", "## After: this run", "", *_table(timings)]
+    if paths:
+        lines += [
+            "",
+            "## The rules, each way",
+            "",
+            "Each allowed document parsed once, then its structural limits and the rules in"
+            " full, or its structural limits and the fast path, taking turns, "
+            f"{runs} times each (CPU time):",
+            "",
+            *path_table(paths),
+        ]
     if before is not None:
         lines += [
             "",
@@ -266,14 +280,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, query in worst_documents():
         log(f"validation: {name}")
         timings.append(measure(name, query, options.runs))
+    paths = [
+        measure_paths(name, query, options.runs)
+        for (name, query), timing in zip(worst_documents(), timings, strict=True)
+        if timing.outcome == "valid"
+    ]
     unlimited = measure_unlimited(max(5, options.runs // 20))
-    report = markdown(timings, unlimited, options.runs, load, before)
+    report = markdown(timings, unlimited, options.runs, load, before, paths)
     document: dict[str, Any] = {
         "runs": options.runs,
         "target_p50_ms": TARGET_P50_MS,
         "limits": limits(),
         "load": load,
         "documents": [asdict(t) for t in timings],
+        "paths": [asdict(t) for t in paths],
         "unlimited": asdict(unlimited),
     }
     save_results(options.out, "validation", document, report)
