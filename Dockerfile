@@ -21,6 +21,7 @@ COPY pyproject.toml constraints.txt README.md ./
 COPY dynamo dynamo
 COPY resolvers resolvers
 COPY gql gql
+COPY edge edge
 COPY leaderboard leaderboard
 COPY rankindex rankindex
 

@@ -34,8 +34,9 @@ redis:
 serve: install
 	$(BIN)/leaderboard serve
 
-# ruff, and the import contracts of pyproject.toml (the layers gql -> resolvers -> dynamo; each
-# benchmark package sharing code only through bench.core, which imports none of them).
+# ruff, and the import contracts of pyproject.toml (the layers leaderboard -> edge -> gql ->
+# resolvers -> rankindex -> dynamo; each benchmark package sharing code only through
+# bench.core, which imports none of them).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -1,1 +1,2 @@
-"""The GraphQL layer: Strawberry types, the schema, and the aiohttp view."""
+"""The schema: its Strawberry types (queries, mutations, subscriptions), inputs, enums, scalars,
+payloads and typed errors."""

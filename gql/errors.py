@@ -14,7 +14,6 @@ from strawberry.types.execution import ExecutionResult
 from dynamo.errors import LeaderboardError
 from dynamo.resilience import is_backend_failure, unavailable
 from gql.enums import ErrorCode
-from gql.recording import OK
 from resolvers.context import Context
 from resolvers.inputs import FieldError
 
@@ -23,7 +22,6 @@ __all__ = [
     "UserError",
     "classify",
     "coded",
-    "first_code",
     "log_unexpected",
     "user_errors",
 ]
@@ -53,14 +51,6 @@ def user_errors(error: LeaderboardError) -> list[UserError]:
 def classify(errors: list[GraphQLError], request_id: str) -> list[GraphQLError]:
     """Every error with an ``extensions.code`` (errors that have one are kept as they are)."""
     return [e if (e.extensions or {}).get("code") else _classify(e, request_id) for e in errors]
-
-
-def first_code(errors: list[GraphQLError] | None) -> str:
-    """An answer's outcome: ``ok`` without errors, else its first error's code."""
-    if not errors:
-        return OK
-    code = (errors[0].extensions or {}).get("code")
-    return code if isinstance(code, str) else INTERNAL
 
 
 def coded(error: LeaderboardError, source: GraphQLError | None = None) -> GraphQLError:

@@ -1,23 +1,22 @@
-"""The schema: queries, mutations, and the error handling every operation goes through."""
+"""The schema's roots: its queries, with its mutations and subscriptions, and the error handling
+every operation goes through. The service's schema, with the extensions that check, cost and
+answer documents, is built by the edge (edge/schema.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Annotated
 
 import strawberry
-from graphql import GraphQLError, GraphQLSchema
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, Info
 
-from gql.cached_answers import CachedAnswers
 from gql.connections import AFTER, FIRST, Connection, connection
-from gql.cost import CostLimit
-from gql.document_cache import VALIDATION_CACHE_SIZE, Documents
-from gql.document_limits import DocumentLimits
-from gql.errors import ErrorCodes, log_unexpected
+from gql.errors import log_unexpected
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
-from gql.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, limit_rule
 from gql.lookahead import selected
 from gql.moderation import ModerationAction
 from gql.mutations import Mutation
@@ -31,24 +30,7 @@ from resolvers.context import Context
 
 ID_ARG = strawberry.argument(description="The id.")
 
-__all__ = [
-    "DOCUMENTS",
-    "GRAPHQL_SCHEMA",
-    "LIMIT_RULE",
-    "MAX_ALIASES",
-    "MAX_DEPTH",
-    "MAX_TOKENS",
-    "VALIDATION_CACHE_SIZE",
-    "Query",
-    "schema",
-]
-
-LIMIT_RULE = limit_rule(max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
-"""The depth and alias limits as a validation rule, for checking documents outside a request
-(the service checks them in :mod:`gql.limits`, before the specification's rules)."""
-
-DOCUMENTS = Documents()
-"""The schema's parsed and validated documents, by query text."""
+__all__ = ["LeaderboardSchema", "Query", "build_schema"]
 
 
 @strawberry.type(description="Reads. Unknown ids read as null; malformed ids are errors.")
@@ -161,26 +143,15 @@ class LeaderboardSchema(strawberry.Schema):
         log_unexpected(errors, context.request_id if isinstance(context, Context) else "")
 
 
-schema = LeaderboardSchema(
-    query=Query,
-    mutation=Mutation,
-    subscription=Subscription,
-    extensions=[
-        ErrorCodes,
-        # Document limits, then validation, both cached by query text: clients send the same
-        # few operations again and again. Introspection is exempt from the depth limit
-        # (GraphiQL's schema query nests deeply).
-        lambda: DocumentLimits(DOCUMENTS),
-        # After validation: the worst-case cost of a valid document, and the caller's
-        # allowance for it.
-        CostLimit,
-        # After the cost check and the reservation of its points: a query answered from the
-        # response cache is bounded as one that runs.
-        CachedAnswers,
-    ],
-    config=StrawberryConfig(scalar_map=SCALARS),
-)
-
-GRAPHQL_SCHEMA: GraphQLSchema = schema._schema
-"""The graphql-core schema that ``schema`` builds: what documents are parsed, validated and
-costed against outside a request."""
+def build_schema(
+    extensions: Iterable[type[SchemaExtension] | Callable[[], SchemaExtension]],
+) -> LeaderboardSchema:
+    """The schema of these roots and scalars, with Strawberry's ``extensions`` in the order
+    given (the edge's, see edge/schema.py)."""
+    return LeaderboardSchema(
+        query=Query,
+        mutation=Mutation,
+        subscription=Subscription,
+        extensions=extensions,
+        config=StrawberryConfig(scalar_map=SCALARS),
+    )

@@ -25,15 +25,15 @@ from dynamo.errors import LeaderboardError
 from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.resilience import CircuitBreaker
-from gql.admission import Admission
-from gql.app_keys import API_KEYS, BROKER, CLOCK, DB, RANK_INDEX, RESPONSES
-from gql.auth import ApiKeys
-from gql.cost_model import MAX_COST
-from gql.guards import Guards
-from gql.http_cache import CachePolicy
-from gql.sockets import SocketLimits, Sockets
-from gql.throttle import Allowances
-from gql.view import LeaderboardView
+from edge.admission import Admission
+from edge.app_keys import API_KEYS, BROKER, CLOCK, DB, RANK_INDEX, RESPONSES
+from edge.auth import ApiKeys
+from edge.cost_model import MAX_COST
+from edge.guards import Guards
+from edge.http_cache import CachePolicy
+from edge.sockets import SocketLimits, Sockets
+from edge.throttle import Allowances
+from edge.view import LeaderboardView
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
 from leaderboard.drain import add_drain

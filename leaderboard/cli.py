@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _export_schema(output: Path | None) -> int:
-    from gql.schema import schema
+    from edge.schema import schema
 
     text = schema.as_str() + "\n"
     if output is None:

@@ -28,7 +28,8 @@ def default_cache_dir() -> Path:
 class Limits:
     """What one caller can make one process spend. Each can be set from the environment as
     ``LEADERBOARD_LIMIT_<NAME>`` (``LEADERBOARD_LIMIT_REQUEST_DEADLINE=5``). The limits of a
-    document itself (tokens, depth, aliases, cost) belong to the schema: see gql/limits.py."""
+    document itself (tokens, depth, aliases, cost) belong to the edge's checks of documents: see
+    edge/limits.py."""
 
     request_deadline: float = 10.0
     """Seconds an operation may run, on any transport; past it no further database call is
@@ -64,11 +65,11 @@ class Limits:
     (HTTP 503, Retry-After); the wait counts toward the request's deadline. Long enough for a
     burst of writes contending for one player to pass, short of the deadline."""
     max_cost_in_flight: int = 2000
-    """Points of cost (gql/cost_model.py) executing at once in the process, at least the most one
+    """Points of cost (edge/cost_model.py) executing at once in the process, at least the most one
     document may cost (1000): two of the heaviest documents, or hundreds of small ones; a
     document waits for room like for a place (queue_timeout)."""
     anonymous_cost_per_second: float = 100.0
-    """Cost points an anonymous client address regains each second (see gql/cost_model.py)."""
+    """Cost points an anonymous client address regains each second (see edge/cost_model.py)."""
     anonymous_cost_burst: int = 2000
     """Cost points an anonymous client address may spend at once."""
     tracked_clients: int = 10_000

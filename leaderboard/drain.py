@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from aiohttp import WSCloseCode, hdrs, web
 
-from gql.sockets import Sockets
+from edge.sockets import Sockets
 
 __all__ = ["GOING_AWAY", "SOCKET_CLOSE_WAIT", "add_drain"]
 

@@ -33,9 +33,9 @@ from prometheus_client import (
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from redis.exceptions import RedisError
 
-from gql.app_keys import RANK_INDEX
-from gql.guards import client_address
-from gql.recording import OK, Transport
+from edge.app_keys import RANK_INDEX
+from edge.guards import client_address
+from edge.recording import OK, Transport
 from rankindex.index import RankIndex
 
 __all__ = [
@@ -70,8 +70,8 @@ _BEARER = "bearer "
 
 
 class Metrics:
-    """The service's metrics, and the recorder the GraphQL layer reports operations and
-    sockets to (gql/recording.py)."""
+    """The service's metrics, and the recorder the edge reports operations and
+    sockets to (edge/recording.py)."""
 
     def __init__(self, *, rank_index: bool, max_operations: int = MAX_OPERATIONS) -> None:
         directory = os.environ.get(MULTIPROCESS_DIR)

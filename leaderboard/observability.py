@@ -18,7 +18,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from dynamo import budget
 from dynamo.errors import ErrorCode
-from gql.app_keys import OPERATION, REQUEST_ID
+from edge.app_keys import OPERATION, REQUEST_ID
 
 __all__ = [
     "CLIENT_CLOSED_REQUEST",

@@ -21,7 +21,7 @@ __all__ = ["Allowance", "Capacity", "Context"]
 
 
 class Allowance(Protocol):
-    """What the caller of a request may still spend, in cost points (gql/cost_model.py)."""
+    """What the caller of a request may still spend, in cost points (edge/cost_model.py)."""
 
     def spend(self, cost: int) -> float | None:
         """Take ``cost`` points: None when granted, else the seconds until they would be."""
@@ -31,7 +31,7 @@ class Allowance(Protocol):
 
 
 class Capacity(Protocol):
-    """The process's room for executing operations, in cost points (gql/admission.py)."""
+    """The process's room for executing operations, in cost points (edge/admission.py)."""
 
     async def reserve(self, points: int) -> int:
         """Wait for ``points`` of room and take them (returns what was taken); raise

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 
 from dynamo.errors import ErrorCode
-from gql.admission import RETRY_AFTER_SECONDS
+from edge.admission import RETRY_AFTER_SECONDS
 
 __all__ = ["RETRYABLE", "UNEXPECTED", "Answer", "GraphQLClient", "OpStats", "Stats"]
 

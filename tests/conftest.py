@@ -24,8 +24,8 @@ from dynamo.items import now
 from dynamo.metrics import CallCounter
 from dynamo.streams import TableStream
 from dynamo.table import create_table
+from edge.app_keys import DB, RANK_INDEX
 from faultproxy import FaultProxy
-from gql.app_keys import DB, RANK_INDEX
 from leaderboard.app import CALLS, create_app
 from leaderboard.backend import LOCAL_CREDENTIALS, open_stream, open_table
 from leaderboard.config import Limits, Settings, default_cache_dir

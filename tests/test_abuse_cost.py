@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from graphql import GraphQLObjectType, get_named_type, parse
 
-from gql.cost_cache import remembered_cost
-from gql.cost_model import FIELD_COSTS, MAX_COST, RANK
-from gql.cost_walk import document_cost
-from gql.schema import GRAPHQL_SCHEMA
-from gql.validation import MAX_CHARACTERS, MAX_TOKENS
+from edge.cost_cache import remembered_cost
+from edge.cost_model import FIELD_COSTS, MAX_COST, RANK
+from edge.cost_walk import document_cost
+from edge.schema import GRAPHQL_SCHEMA
+from edge.validation import MAX_CHARACTERS, MAX_TOKENS
 from leaderboard.config import Limits, Settings
 from tests.conftest import API_KEYS, Api, _serve
 

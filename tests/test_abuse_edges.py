@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gql.http_request import GRAPHQL_RESPONSE, JSON
+from edge.http_request import GRAPHQL_RESPONSE, JSON
 from tests.conftest import API_KEYS, Api
 
 QUERY = '{ leaderboard(id: "global") { id } }'

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from graphql import parse
 
+from edge.cost_model import MAX_COST
+from edge.cost_walk import document_cost
+from edge.schema import GRAPHQL_SCHEMA
 from faultproxy import Fault, FaultProxy, Rule
-from gql.cost_model import MAX_COST
-from gql.cost_walk import document_cost
-from gql.schema import GRAPHQL_SCHEMA
 from leaderboard.app import ADMISSION, BREAKER
 from leaderboard.config import Settings
 from tests.conftest import API_KEYS, Api, _serve

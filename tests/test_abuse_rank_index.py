@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gql.app_keys import RANK_INDEX
+from edge.app_keys import RANK_INDEX
 from leaderboard.child_server import reserved_port
 from leaderboard.config import Settings
 from leaderboard.embedded_redis import EmbeddedRedis

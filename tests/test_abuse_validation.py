@@ -11,12 +11,12 @@ import pytest
 from graphql import get_introspection_query, parse
 
 from bench.validation.documents import FRONTEND, aliased_boards, nested, nested_repeats
-from gql.cost_model import MAX_COST
-from gql.cost_walk import document_cost
-from gql.document_cache import VALIDATION_CACHE_TOKENS, Documents
-from gql.rules import MergeWorkExceeded, run_rules
-from gql.schema import GRAPHQL_SCHEMA
-from gql.validation import (
+from edge.cost_model import MAX_COST
+from edge.cost_walk import document_cost
+from edge.document_cache import VALIDATION_CACHE_TOKENS, Documents
+from edge.rules import MergeWorkExceeded, run_rules
+from edge.schema import GRAPHQL_SCHEMA
+from edge.validation import (
     MAX_ALIASES,
     MAX_CHARACTERS,
     MAX_DEPTH,

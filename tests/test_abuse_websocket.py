@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from aiohttp import ClientWebSocketResponse, WSMsgType, WSServerHandshakeError
 
+from edge.app_keys import BROKER
 from faultproxy import Fault, FaultProxy, Rule
-from gql.app_keys import BROKER
 from leaderboard.app import SOCKETS
 from leaderboard.config import Settings
 from tests.conftest import API_KEYS, WAIT, Api, _serve

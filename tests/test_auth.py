@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gql.auth import ApiKeys
+from edge.auth import ApiKeys
 from resolvers.context import Role
 from tests.conftest import API_KEYS, Api
 from tests.scan import scan_items

@@ -12,7 +12,7 @@ from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
 from dynamo.scores import ScoreItem, holds_score
 from dynamo.sessions import SESSION
-from gql.auth import fingerprint
+from edge.auth import fingerprint
 from soak.invariants import check_table
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, both_rules, each_layout
 from tests.scan import scan_items

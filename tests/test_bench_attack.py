@@ -18,10 +18,10 @@ from bench.attack.documents import (
     check,
     token_count,
 )
-from gql.cost_model import MAX_COST
-from gql.cost_walk import document_cost
-from gql.limits import measure_operations
-from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
+from edge.cost_model import MAX_COST
+from edge.cost_walk import document_cost
+from edge.limits import measure_operations
+from edge.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
 from tests.conftest import Api
 
 DOCUMENTS = attack_documents()

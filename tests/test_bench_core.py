@@ -231,7 +231,8 @@ def test_the_frontend_operations_are_found() -> None:
 
 
 def test_hot_spots_in_the_service_are_put_under_its_package() -> None:
-    assert category(str(ROOT / "gql" / "view.py")) == "service:gql"
+    assert category(str(ROOT / "edge" / "view.py")) == "service:edge"
+    assert category(str(ROOT / "gql" / "schema.py")) == "service:gql"
     assert category(str(ROOT / "dynamo" / "table.py")) == "service:dynamo"
 
 

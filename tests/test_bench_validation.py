@@ -11,7 +11,7 @@ import pytest
 
 from bench.validation.cli import DocumentTiming, EarlierRun, limits, markdown
 from bench.validation.paths import PathTiming, measure_paths
-from gql.validation import MAX_TOKENS
+from edge.validation import MAX_TOKENS
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 

@@ -27,7 +27,7 @@ from tests.conftest import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "deploy" / "template.yaml"
-PACKAGES = ("dynamo", "resolvers", "rankindex", "gql", "leaderboard")
+PACKAGES = ("dynamo", "resolvers", "rankindex", "gql", "edge", "leaderboard")
 
 OPERATOR_ONLY = {("dynamo/table.py", "create_table")}
 """Call sites the service never reaches on AWS: ``leaderboard create-table`` (and ``serve`` on

@@ -20,7 +20,7 @@ from dynamo.leaderboards import LEADERBOARD, get_leaderboard
 from dynamo.moderation import MODERATION, ModerationAction, new_action
 from dynamo.players import PLAYER
 from dynamo.sessions import SESSION, SessionItem
-from gql.auth import fingerprint
+from edge.auth import fingerprint
 from leaderboard.config import Settings
 from soak.invariants import check_table
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, _serve, each_layout

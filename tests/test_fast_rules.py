@@ -1,4 +1,4 @@
-"""The fast path of validation (gql/fast_rules.py) answers "valid" only for documents the rules
+"""The fast path of validation (edge/fast_rules.py) answers "valid" only for documents the rules
 in full find valid within the merge limit, and does so for every valid document the service
 documents; with it, check_document refuses exactly what it refused, with the same codes and
 messages, and runs the rules in full only when the fast path is not sure."""
@@ -26,11 +26,11 @@ from graphql import (
 from hypothesis import HealthCheck, given, settings
 
 from bench.validation.documents import FRONTEND, nested_repeats, worst_documents
-from gql.fast_rules import merged, valid
-from gql.limits import MAX_ERRORS, MAX_MERGE_WORK, MAX_SAME_NAME, MAX_TOKENS
-from gql.rules import MergeWorkExceeded, run_rules
-from gql.schema import GRAPHQL_SCHEMA
-from gql.validation import STATS, check_document
+from edge.fast_rules import merged, valid
+from edge.limits import MAX_ERRORS, MAX_MERGE_WORK, MAX_SAME_NAME, MAX_TOKENS
+from edge.rules import MergeWorkExceeded, run_rules
+from edge.schema import GRAPHQL_SCHEMA
+from edge.validation import STATS, check_document
 from leaderboard.graphiql import DEFAULT_QUERY
 from tests.fuzz.schema_documents import schema_document, schema_documents
 from tests.test_rules import INVALID, _random_documents

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynamo.emails import normalize_email
-from gql.cost_model import MAX_COST
+from edge.cost_model import MAX_COST
 from tests.conftest import API_KEYS, PATIENT
 from tests.fuzz.answers import (
     PRE_EXECUTION,

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import ClientResponse
 from graphql import GraphQLObjectType, parse
 
-from gql.http_cache import PRIVATE_FIELDS, CachePolicy, matches, names_private_field
-from gql.schema import GRAPHQL_SCHEMA
+from edge.http_cache import PRIVATE_FIELDS, CachePolicy, matches, names_private_field
+from edge.schema import GRAPHQL_SCHEMA
 from leaderboard.config import Settings
 from leaderboard.headers import API_CSP
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, _serve

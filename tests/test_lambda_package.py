@@ -85,7 +85,16 @@ def test_the_package_holds_the_handler_its_modules_and_dependencies_only(package
         names = archive.namelist()
     tops = {name.split("/")[0] for name in names}
     assert {"rankindex", "dynamo", "redis", "pydantic", "pydantic_core", "aiohttp"} <= tops
-    assert not tops & {"boto3", "botocore", "gql", "resolvers", "leaderboard", "tests", "bin"}
+    assert not tops & {
+        "boto3",
+        "botocore",
+        "gql",
+        "edge",
+        "resolvers",
+        "leaderboard",
+        "tests",
+        "bin",
+    }
     assert {"rankindex/lambda_handler.py", "rankindex/apply.lua", "rankindex/ranks.lua"} <= set(
         names
     )

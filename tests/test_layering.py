@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("dynamo", "gql", "resolvers", "rankindex", "leaderboard")
+PRODUCT = ("dynamo", "gql", "edge", "resolvers", "rankindex", "leaderboard")
 
 
 def _private_uses(path: Path) -> list[str]:

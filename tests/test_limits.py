@@ -10,7 +10,7 @@ import pytest
 
 from dynamo.items import serialize
 from dynamo.players import PLAYER
-from gql.validation import STATS
+from edge.validation import STATS
 from leaderboard.config import Limits
 from tests.conftest import Api
 from tests.scan import scan_items

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dynamo.scores import SCORE
-from gql.app_keys import BROKER
+from edge.app_keys import BROKER
 from leaderboard.config import Settings
 from rankindex.notices import Notice, NoticeKind
 from resolvers.broker import Broker

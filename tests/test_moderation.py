@@ -12,7 +12,7 @@ from dynamo.items import serialize
 from dynamo.leaderboards import get_leaderboard
 from dynamo.moderation import MODERATION
 from dynamo.scores import ScoreItem, holds_score, score_item
-from gql.auth import ApiKeys, fingerprint
+from edge.auth import ApiKeys, fingerprint
 from resolvers.context import Role
 from soak.invariants import Kind, check_table
 from tests.conftest import ADMIN_KEYS, API_KEYS, Api, Indexed, each_layout

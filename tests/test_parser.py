@@ -1,4 +1,4 @@
-"""gql.parser.parse_document returns what graphql-core's ``parse`` returns, node for node
+"""edge.parser.parse_document returns what graphql-core's ``parse`` returns, node for node
 (classes, attribute values, locations and their tokens, the token count), or raises the same
 error; and it parses the documents of its grammar itself, without graphql-core."""
 
@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.validation.documents import worst_documents
-from gql.parser import MAX_FAST_NESTING, STATS, ParseStats, parse_document
-from gql.schema import GRAPHQL_SCHEMA
-from gql.validation import MAX_TOKENS
+from edge.parser import MAX_FAST_NESTING, STATS, ParseStats, parse_document
+from edge.schema import GRAPHQL_SCHEMA
+from edge.validation import MAX_TOKENS
 
 ROOT = Path(__file__).resolve().parent.parent
 

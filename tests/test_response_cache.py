@@ -18,9 +18,9 @@ from graphql import parse
 from redis.asyncio import Redis
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.app_keys import RESPONSES
-from gql.cost_walk import document_cost
-from gql.schema import GRAPHQL_SCHEMA
+from edge.app_keys import RESPONSES
+from edge.cost_walk import document_cost
+from edge.schema import GRAPHQL_SCHEMA
 from leaderboard.app import FEED
 from leaderboard.config import MB, Settings
 from rankindex.feed import ChangeFeed

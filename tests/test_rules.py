@@ -1,4 +1,4 @@
-"""The specification's rules as :func:`gql.rules.run_rules` runs them report what
+"""The specification's rules as :func:`edge.rules.run_rules` runs them report what
 ``graphql.validate`` reports, error for error, on valid and invalid documents alike."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from graphql import get_introspection_query, parse, validate
 from graphql.language import ast
 
 from bench.validation.documents import FRONTEND, nested_repeats
-from gql.rules import RULES, MergeWorkExceeded, run_rules
-from gql.schema import GRAPHQL_SCHEMA
+from edge.rules import RULES, MergeWorkExceeded, run_rules
+from edge.schema import GRAPHQL_SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 

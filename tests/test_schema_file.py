@@ -6,7 +6,7 @@ from pathlib import Path
 
 from graphql import GraphQLEnumType, GraphQLInputObjectType, GraphQLObjectType, build_schema
 
-from gql.schema import schema
+from edge.schema import schema
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,7 @@ from tests.cli_process import running, serving
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dynamo", "resolvers", "gql", "leaderboard", "rankindex")
+PACKAGES = ("dynamo", "resolvers", "gql", "edge", "leaderboard", "rankindex")
 SOURCE_FILES = ("pyproject.toml", "README.md", "constraints.txt")
 KEY = "shipping-test-key"
 INSTALL_TIMEOUT = 600.0

@@ -12,7 +12,7 @@ from aiohttp import ClientWebSocketResponse
 
 from dynamo.items import serialize
 from dynamo.players import PLAYER
-from gql.app_keys import BROKER
+from edge.app_keys import BROKER
 from leaderboard.config import Settings
 from tests.conftest import WAIT, Api, _serve, each_layout
 

@@ -3,14 +3,14 @@ shape allows, and valid under the service's document limits.
 
 Every document fans out from one list to reads of each of its items (a player's scores, its
 sessions, its rank on another board, its best score on a third), with its list as long as the
-cost limit (:data:`gql.cost_model.MAX_COST`) lets it be. The list's length is found by computing the
-document's cost with :func:`gql.cost_walk.document_cost` against the real schema, so the documents
-stay the costliest the service admits when its cost table changes. Id lists travel in the
-variables, which the token and character limits do not count.
+cost limit (:data:`edge.cost_model.MAX_COST`) lets it be. The list's length is found by
+computing the document's cost with :func:`edge.cost_walk.document_cost` against the real
+schema, so the documents stay the costliest the service admits when its cost table changes. Id
+lists travel in the variables, which the token and character limits do not count.
 
-The limits are :data:`gql.validation.MAX_TOKENS` tokens and
-:data:`gql.validation.MAX_CHARACTERS` characters, a depth of :data:`gql.schema.MAX_DEPTH` and
-:data:`gql.schema.MAX_ALIASES` aliases: :func:`check` asserts all of them, and validity against
+The limits are :data:`edge.validation.MAX_TOKENS` tokens and
+:data:`edge.validation.MAX_CHARACTERS` characters, a depth of :data:`edge.schema.MAX_DEPTH` and
+:data:`edge.schema.MAX_ALIASES` aliases: :func:`check` asserts all of them, and validity against
 the schema.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 from graphql import Lexer, Source, TokenKind, parse, specified_rules, validate
 
 from bench.core.workload import BOARD_ID, DAILY_ID, SEASON_ID, player_id
-from gql.cost_model import MAX_COST
-from gql.cost_walk import document_cost
-from gql.limits import measure_operations
-from gql.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
-from gql.validation import MAX_CHARACTERS, MAX_TOKENS
+from edge.cost_model import MAX_COST
+from edge.cost_walk import document_cost
+from edge.limits import measure_operations
+from edge.schema import GRAPHQL_SCHEMA, LIMIT_RULE, MAX_ALIASES, MAX_DEPTH
+from edge.validation import MAX_CHARACTERS, MAX_TOKENS
 
 __all__ = [
     "ATTACKS",

@@ -12,7 +12,7 @@ from bench.core.load.hotspots import hotspots_markdown
 from bench.core.load.loadgen import MIX
 from bench.core.load.tables import CPU_COLUMNS, errors_section, kinds_table, levels_table
 from bench.core.report import ATTACK_P99_RATIO, machine_lines, save_results
-from gql.cost_model import MAX_COST
+from edge.cost_model import MAX_COST
 
 __all__ = ["attack_markdown", "target_line", "write_results"]
 

@@ -20,7 +20,7 @@ from bench.core.stack import CREDENTIALS, create_served_table, serve_app, served
 from dynamo.db import Db
 from dynamo.keys import Entity
 from dynamo.leaderboards import LEADERBOARD
-from gql.app_keys import DB
+from edge.app_keys import DB
 from leaderboard.app import create_app
 from leaderboard.config import Limits
 

@@ -17,7 +17,7 @@ from aiohttp import web
 from dynamo.db import Db
 from dynamo.metrics import CallCounter
 from dynamo.table import create_table
-from gql.app_keys import DB
+from edge.app_keys import DB
 from leaderboard.app import CALLS, create_app
 from leaderboard.config import Limits, Settings
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB

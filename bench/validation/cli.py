@@ -4,7 +4,7 @@ not allow costs.
 
 Each document (:mod:`bench.validation.documents`, built from the limits) is checked ``--runs``
 times without the cache (a cold check: parse, structural limits, then the specification's
-rules, as :func:`gql.validation.check_document` does for a document not seen before), then once
+rules, as :func:`edge.validation.check_document` does for a document not seen before), then once
 more through a warm cache. Each allowed document is also validated both ways the rules can go
 (:mod:`bench.validation.paths`): the fast path, and the rules in full. For comparison, the
 document of 4,000 ``__typename`` tokens is also validated the way the service once did (the
@@ -39,9 +39,9 @@ from graphql import (
 from bench.core.report import log, save_results
 from bench.validation.documents import token_count, worst_documents
 from bench.validation.paths import PathTiming, measure_paths, path_table
-from gql.document_cache import Documents
-from gql.schema import GRAPHQL_SCHEMA
-from gql.validation import (
+from edge.document_cache import Documents
+from edge.schema import GRAPHQL_SCHEMA
+from edge.validation import (
     MAX_ALIASES,
     MAX_CHARACTERS,
     MAX_DEPTH,

@@ -1,7 +1,7 @@
 """The worst documents the validation limits allow, and the ones just past each limit that they
 refuse: what :mod:`bench.validation.cli` times.
 
-Every document is built from the limits in :mod:`gql.validation`, so that when a limit changes
+Every document is built from the limits in :mod:`edge.validation`, so that when a limit changes
 the documents follow it: the allowed ones are at the limit (or as close as the others let them
 be), the refused ones one past it.
 """
@@ -17,7 +17,7 @@ from graphql import (
     get_introspection_query,
 )
 
-from gql.validation import (
+from edge.validation import (
     MAX_ALIASES,
     MAX_CHARACTERS,
     MAX_DEPTH,

@@ -1,6 +1,6 @@
 """What the specification's rules cost each way a document can go: after the structural limits,
-the fast path (:func:`gql.fast_rules.valid`) against the rules in full
-(:func:`gql.rules.run_rules`), on a document parsed once, in CPU time; the two take turns, run
+the fast path (:func:`edge.fast_rules.valid`) against the rules in full
+(:func:`edge.rules.run_rules`), on a document parsed once, in CPU time; the two take turns, run
 by run, so that the machine's load weighs on both alike."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from graphql import parse
 
 from bench.validation.documents import token_count
-from gql.fast_rules import valid
-from gql.limits import MAX_ERRORS, MAX_MERGE_WORK, structural_errors
-from gql.rules import run_rules
-from gql.schema import GRAPHQL_SCHEMA
+from edge.fast_rules import valid
+from edge.limits import MAX_ERRORS, MAX_MERGE_WORK, structural_errors
+from edge.rules import run_rules
+from edge.schema import GRAPHQL_SCHEMA
 
 __all__ = ["PathTiming", "measure_paths", "path_table"]
 

@@ -38,7 +38,7 @@ __all__ = [
 RATE = 100
 """Samples per second."""
 _REPO = Path(__file__).resolve().parents[3]
-_SERVICE_PACKAGES = ("gql", "resolvers", "dynamo", "leaderboard", "rankindex")
+_SERVICE_PACKAGES = ("edge", "gql", "resolvers", "dynamo", "leaderboard", "rankindex")
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<file>[^()]*)\)$")
 _TOP = 25
 _PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -67,6 +67,7 @@ _PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("... writing responses", ("aiohttp/web_response.py",)),
     ("Access log and logging (formatter included)", ("python3.11/logging/",)),
     ("JSON (stdlib json)", ("python3.11/json/",)),
+    ("Service code: edge/", ("edge/",)),
     ("Service code: gql/", ("gql/",)),
     ("Service code: resolvers/", ("resolvers/",)),
     ("Service code: dynamo/", ("dynamo/",)),
@@ -102,7 +103,7 @@ class HotspotReport:
 
 
 def category(path: str) -> str:
-    """The package a source file belongs to: the service's own packages by name (``gql``,
+    """The package a source file belongs to: the service's own packages by name (``edge``,
     ``dynamo``, ...), an installed distribution's top-level package (``strawberry``,
     ``graphql``, ``botocore``, ...), ``stdlib:<module>`` for the standard library."""
     if "site-packages/" in path:

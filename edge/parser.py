@@ -2,14 +2,14 @@
 a fifth to a third of graphql-core's time.
 
 Why: the service parses every document it has not seen before, up to the limits of
-:mod:`gql.validation` (1,000 tokens, 12,000 characters), and graphql-core 3.3's ``parse`` takes
+:mod:`edge.validation` (1,000 tokens, 12,000 characters), and graphql-core 3.3's ``parse`` takes
 about 16 ms for 1,000 tokens: its lexer reads a character at a time in Python, it makes a
 ``Token`` of every token, and every node is a frozen dataclass whose ``__init__`` sets each
 field through ``object.__setattr__``. Here the lexer is one regular expression
-(:mod:`gql.lexer`), the parser a recursive descent over its flat lists of token texts and
+(:mod:`edge.lexer`), the parser a recursive descent over its flat lists of token texts and
 offsets, each node is made as its ``__init__`` would leave it (the same class, the same
 ``__dict__``) without running it, and tokens are made only if a location's are read
-(:mod:`gql.locations`).
+(:mod:`edge.locations`).
 
 What it guarantees: :func:`parse_document` returns what ``graphql.parse(query,
 max_tokens=max_tokens)`` returns, or raises what it raises. A document in its grammar (the
@@ -52,9 +52,9 @@ from graphql import (
     parse,
 )
 
-from gql.lexer import Lexed, Unsupported, lex
-from gql.locations import DocumentLocation, LazyLocation, TokenTable
-from gql.value_parser import ValueParser, make_node, new_node
+from edge.lexer import Lexed, Unsupported, lex
+from edge.locations import DocumentLocation, LazyLocation, TokenTable
+from edge.value_parser import ValueParser, make_node, new_node
 
 __all__ = ["MAX_FAST_NESTING", "STATS", "ParseStats", "parse_document"]
 

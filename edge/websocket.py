@@ -3,8 +3,8 @@
 - Only graphql-transport-ws is spoken: a socket that asks for the legacy ``graphql-ws``
   subprotocol (or none) is closed with 4406 as soon as it opens. A socket must send
   ``connection_init`` within the init timeout, or it is closed with 4408.
-- Sockets are counted per process and per client address (gql/sockets.py); past a limit the
-  upgrade itself is refused (gql/view.py).
+- Sockets are counted per process and per client address (edge/sockets.py); past a limit the
+  upgrade itself is refused (edge/view.py).
 - Each operation is a request of its own: its own request id, the cost limit and the
   caller's allowance (schema extensions), and a budget of time and database calls. A query
   or mutation also takes a place among the process's running operations, as over HTTP.
@@ -50,16 +50,16 @@ from strawberry.types.graphql import OperationType
 
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.admission import Overloaded
-from gql.errors import classify, coded, first_code
-from gql.guards import Guards
-from gql.recording import OK
-from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA
-from gql.text import is_text
+from edge.admission import Overloaded
+from edge.guards import Guards
+from edge.recording import OK, first_code
+from edge.schema import DOCUMENTS, GRAPHQL_SCHEMA
+from edge.text import is_text
+from gql.errors import classify, coded
 from resolvers.context import Context
 
 if TYPE_CHECKING:
-    from gql.sockets import Sockets
+    from edge.sockets import Sockets
 
 __all__ = ["GuardedTransportWS", "TextOnlyWebSocket"]
 

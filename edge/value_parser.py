@@ -1,4 +1,4 @@
-"""The base of :mod:`gql.parser`'s recursive descent: its state, the locations and names of
+"""The base of :mod:`edge.parser`'s recursive descent: its state, the locations and names of
 nodes, and the grammar of values; and how its nodes are made.
 
 A node is made as graphql-core's dataclass ``__init__`` would leave it, without running it
@@ -28,8 +28,8 @@ from graphql import (
     VariableNode,
 )
 
-from gql.lexer import Lexed, Unsupported, block_string_value, number_value, string_value
-from gql.locations import LazyLocation, TokenTable
+from edge.lexer import Lexed, Unsupported, block_string_value, number_value, string_value
+from edge.locations import LazyLocation, TokenTable
 
 __all__ = ["ValueParser", "make_node", "new_node"]
 
@@ -56,7 +56,7 @@ _FLOAT_MARKS = (".", "e", "E")
 
 
 class ValueParser:
-    """Names, variables and values, for :class:`gql.parser._Parser`. Each method is given the
+    """Names, variables and values, for :class:`edge.parser._Parser`. Each method is given the
     index of the token it starts at; any token out of place raises :exc:`Unsupported`."""
 
     def __init__(self, lexed: Lexed, table: TokenTable, max_nesting: int) -> None:

@@ -8,7 +8,7 @@ from aiohttp import web
 from strawberry.types import ExecutionResult
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.admission import RETRY_AFTER_SECONDS
+from edge.admission import RETRY_AFTER_SECONDS
 from gql.errors import coded
 
 __all__ = ["refused_status", "socket_refused", "unavailable"]

@@ -15,8 +15,8 @@ from threading import Lock
 
 from graphql import GraphQLSchema
 
-from gql.limits import MAX_CHARACTERS
-from gql.validation import Checked, check_document
+from edge.limits import MAX_CHARACTERS
+from edge.validation import Checked, check_document
 
 __all__ = [
     "REFUSED_CACHE_SIZE",

@@ -12,8 +12,8 @@ from graphql import OperationDefinitionNode
 from strawberry.http import GraphQLRequestData
 from strawberry.types.graphql import OperationType
 
-from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA
-from gql.text import is_text
+from edge.schema import DOCUMENTS, GRAPHQL_SCHEMA
+from edge.text import is_text
 
 __all__ = [
     "GRAPHQL_RESPONSE",

@@ -1,9 +1,9 @@
 """The cost limit, a schema extension: it applies to every transport that executes documents.
 
-Before execution it counts the document's cost (gql/cost_model.py) and refuses a document over
+Before execution it counts the document's cost (edge/cost_model.py) and refuses a document over
 ``MAX_COST``, with COST_LIMIT_EXCEEDED naming its cost and the limit, and one whose anonymous
-caller lacks the points in its allowance (THROTTLED, see gql/throttle.py). While a query or a
-mutation executes it holds its cost in points of the process's capacity (gql/admission.py).
+caller lacks the points in its allowance (THROTTLED, see edge/throttle.py). While a query or a
+mutation executes it holds its cost in points of the process's capacity (edge/admission.py).
 Answered requests report their cost in ``extensions.cost``.
 """
 
@@ -19,8 +19,8 @@ from strawberry.types.graphql import OperationType as Kind
 
 from dynamo import budget
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.cost_cache import remembered_cost
-from gql.cost_model import MAX_COST
+from edge.cost_cache import remembered_cost
+from edge.cost_model import MAX_COST
 from gql.errors import coded
 from resolvers.context import Context
 

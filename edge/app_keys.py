@@ -11,7 +11,7 @@ from datetime import datetime
 from aiohttp import web
 
 from dynamo.db import Db
-from gql.auth import ApiKeys
+from edge.auth import ApiKeys
 from rankindex.index import RankIndex
 from resolvers.broker import Broker
 from resolvers.response_cache import ResponseCache

@@ -1,4 +1,4 @@
-"""The locations :mod:`gql.parser` puts on nodes: graphql-core's ``Location``, whose tokens are
+"""The locations :mod:`edge.parser` puts on nodes: graphql-core's ``Location``, whose tokens are
 made when first read.
 
 graphql-core's parser makes a ``Token`` of every token and a ``Location`` holding two of them
@@ -7,7 +7,7 @@ for every node; most are never read (errors and validation read a location's ``s
 Apollo's tracing). A :class:`LazyLocation` holds its ``start`` and ``end`` from the parser and
 its document's :class:`TokenTable`: the first read of its ``source`` fills that slot from the
 table, and the first read of its ``start_token`` or ``end_token`` fills both, making all the
-document's tokens (:func:`gql.lexer.tokens`, linked as graphql-core links them) if no location
+document's tokens (:func:`edge.lexer.tokens`, linked as graphql-core links them) if no location
 of the document has yet; every later read finds the slot set.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from graphql import Location, Source, Token, TokenKind
 
-from gql.lexer import tokens
+from edge.lexer import tokens
 
 __all__ = ["DocumentLocation", "LazyLocation", "TokenTable"]
 

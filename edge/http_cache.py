@@ -27,7 +27,7 @@ from graphql import BREAK, DocumentNode, FieldNode, TypeInfo, TypeInfoVisitor, V
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
-from gql.schema import DOCUMENTS, GRAPHQL_SCHEMA
+from edge.schema import DOCUMENTS, GRAPHQL_SCHEMA
 
 __all__ = [
     "ERROR",

@@ -1,9 +1,9 @@
 """The specification's rules for a valid document, in one walk: "valid", or "not sure".
 
 :func:`valid` walks a document once with the schema's types and answers True only when
-:func:`gql.rules.run_rules` (``merge_work=`` the same bound) would find no error in it and
+:func:`edge.rules.run_rules` (``merge_work=`` the same bound) would find no error in it and
 would not run out of merge work; anything it does not decide with certainty makes it answer
-False, "not sure", and :func:`gql.validation.check_document` then runs the rules in full, which
+False, "not sure", and :func:`edge.validation.check_document` then runs the rules in full, which
 find the errors and word them. So a document's outcome does not depend on which path decided
 it, and every error a client sees is graphql-core's.
 
@@ -20,7 +20,7 @@ correct type (built-in scalars as graphql-core coerces them, Int's 32-bit range 
 enums; lists, a single value standing for a list of one; input objects with unique, known and
 required fields; any other scalar through graphql-core's own coercion of the literal),
 variables in allowed positions (with their defaults and the location's), the introspection
-depth, overlapping fields that can be merged (:class:`gql.merge_check.MergeCheck`, which counts
+depth, overlapping fields that can be merged (:class:`edge.merge_check.MergeCheck`, which counts
 graphql-core's work and gives up past the bound), and Strawberry's MaybeNull and OneOf rules (a
 null where a ``Maybe`` is taken, or any oneOf input, is "not sure").
 
@@ -58,9 +58,9 @@ from graphql import (
 from graphql.pyutils import Undefined
 from graphql.validation.rules.variables_in_allowed_position import allowed_variable_usage
 
-from gql.fast_schema import NotSure, SchemaLookups, Selectable, location_default, lookups
-from gql.fast_values import Usage, check_value
-from gql.merge_check import MergeCheck
+from edge.fast_schema import NotSure, SchemaLookups, Selectable, location_default, lookups
+from edge.fast_values import Usage, check_value
+from edge.merge_check import MergeCheck
 
 __all__ = ["MAX_NESTING", "merged", "valid"]
 

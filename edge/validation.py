@@ -1,14 +1,14 @@
 """Parsing and validating a document, bounded.
 
-A document is parsed by :func:`gql.parser.parse_document` (graphql-core's AST, in a fraction
+A document is parsed by :func:`edge.parser.parse_document` (graphql-core's AST, in a fraction
 of graphql-core's instructions; graphql-core's parser words every syntax error). It is refused,
 cheapest check first, when its text is over :data:`MAX_CHARACTERS`, when
 it has more than :data:`MAX_TOKENS` tokens (the parser stops there), when it breaks a structural
 limit (operations, fragments, fragment spreads or fields of one response name per selection set,
-depth, aliases: :func:`gql.limits.structural_errors`, in time linear in the document), and only
+depth, aliases: :func:`edge.limits.structural_errors`, in time linear in the document), and only
 then by the rules of the GraphQL specification. Those run in two ways with one outcome: first
-:func:`gql.fast_rules.valid`, one walk with the schema's types that answers "valid" only when the
-rules would find nothing; when it is not sure, the rules in full (:mod:`gql.rules`), whose
+:func:`edge.fast_rules.valid`, one walk with the schema's types that answers "valid" only when the
+rules would find nothing; when it is not sure, the rules in full (:mod:`edge.rules`), whose
 costliest one (OverlappingFieldsCanBeMerged, quadratic in the fields of one response name) the
 structural limits and :data:`MAX_MERGE_WORK` bound, and which word every error. A document over a
 limit is refused with that limit's own code (``TOKEN_LIMIT_EXCEEDED``, ``ALIAS_LIMIT_EXCEEDED``,
@@ -20,7 +20,7 @@ The limits are set so that each one can be reached: within :data:`MAX_TOKENS`, a
 exceed every other limit, and :data:`MAX_CHARACTERS` holds :data:`MAX_TOKENS` tokens as a
 frontend prints them (about 7 characters a token, deeper indentation included).
 
-The outcome of a document is kept by its text in :class:`gql.document_cache.Documents`.
+The outcome of a document is kept by its text in :class:`edge.document_cache.Documents`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from graphql import DocumentNode, GraphQLError, GraphQLSchema
 
 from dynamo.errors import ErrorCode
-from gql import fast_rules
-from gql.limits import (
+from edge import fast_rules
+from edge.limits import (
     MAX_ALIASES,
     MAX_CHARACTERS,
     MAX_DEPTH,
@@ -46,8 +46,8 @@ from gql.limits import (
     over_limit,
     structural_errors,
 )
-from gql.parser import parse_document
-from gql.rules import MergeWorkExceeded, run_rules
+from edge.parser import parse_document
+from edge.rules import MergeWorkExceeded, run_rules
 
 __all__ = [
     "MAX_ALIASES",
@@ -74,9 +74,9 @@ class Stats:
     validated: int = 0
     """Documents within the limits checked by the specification's rules, either way."""
     fast: int = 0
-    """Of those, the documents :func:`gql.fast_rules.valid` found valid."""
+    """Of those, the documents :func:`edge.fast_rules.valid` found valid."""
     full: int = 0
-    """Of those, the documents the rules checked in full (:func:`gql.rules.run_rules`)."""
+    """Of those, the documents the rules checked in full (:func:`edge.rules.run_rules`)."""
 
 
 STATS = Stats()

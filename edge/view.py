@@ -1,5 +1,5 @@
-"""The aiohttp view serving the schema over HTTP (GraphQL over HTTP, see gql/http_request.py)
-and WebSocket (gql/websocket.py), with GraphiQL for browsers: each operation within the
+"""The aiohttp view serving the schema over HTTP (GraphQL over HTTP, see edge/http_request.py)
+and WebSocket (edge/websocket.py), with GraphiQL for browsers: each operation within the
 request's guards (admission, time budget, cap on database calls), its answer's status, media
 type and caching headers."""
 
@@ -21,14 +21,13 @@ from strawberry.types.execution import PreExecutionError
 
 from dynamo import budget, outcomes
 from dynamo.errors import ErrorCode
-from gql import http_cache
-from gql.admission import Overloaded
-from gql.app_keys import API_KEYS, BROKER, CLOCK, DB, OPERATION, RANK_INDEX, REQUEST_ID, RESPONSES
-from gql.cached_answers import encode_response
-from gql.errors import classify, first_code
-from gql.guards import Guards, client_address
-from gql.http_refusals import refused_status, socket_refused, unavailable
-from gql.http_request import (
+from edge import http_cache
+from edge.admission import Overloaded
+from edge.app_keys import API_KEYS, BROKER, CLOCK, DB, OPERATION, RANK_INDEX, REQUEST_ID, RESPONSES
+from edge.cached_answers import encode_response
+from edge.guards import Guards, client_address
+from edge.http_refusals import refused_status, socket_refused, unavailable
+from edge.http_request import (
     GRAPHQL_RESPONSE,
     JSON,
     MethodNotAllowed,
@@ -36,9 +35,10 @@ from gql.http_request import (
     check_request,
     wants_graphql_response,
 )
-from gql.recording import CLIENT_GONE, http_outcome
-from gql.schema import schema
-from gql.websocket import GuardedTransportWS, TextOnlyWebSocket
+from edge.recording import CLIENT_GONE, first_code, http_outcome
+from edge.schema import schema
+from edge.websocket import GuardedTransportWS, TextOnlyWebSocket
+from gql.errors import classify
 from resolvers.context import Context, Role
 
 __all__ = ["LeaderboardView"]
@@ -53,7 +53,7 @@ _SOCKET = web.RequestKey("websocket", web.WebSocketResponse)
 
 class LeaderboardView(GraphQLView[Context, None]):
     """GraphQL over HTTP: GET for queries, POST for everything; GraphiQL for browsers; and
-    over WebSocket (graphql-transport-ws only, see gql/websocket.py)."""
+    over WebSocket (graphql-transport-ws only, see edge/websocket.py)."""
 
     graphql_transport_ws_handler_class = GuardedTransportWS
     websocket_adapter_class = TextOnlyWebSocket
@@ -79,7 +79,7 @@ class LeaderboardView(GraphQLView[Context, None]):
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
         """The answer, or a plain-text refusal with the request error's status (405s name the
-        method allowed). An HTTP answer carries its caching headers (gql/http_cache.py). A
+        method allowed). An HTTP answer carries its caching headers (edge/http_cache.py). A
         WebSocket is counted from its upgrade to its close; past the process's or the client's
         limit of sockets the upgrade is refused (503 or 429). Every HTTP request answered with
         an operation's result or refused is recorded with its outcome and duration (the
@@ -296,7 +296,7 @@ class LeaderboardView(GraphQLView[Context, None]):
         sub_response: web.Response,
     ) -> web.Response:
         # As bytes, with an answer from the response cache written as stored
-        # (gql/cached_answers.py).
+        # (edge/cached_answers.py).
         sub_response.body = encode_response(response_data)
         sub_response.content_type = sub_response.get(_MEDIA_TYPE, JSON)
         sub_response.charset = "utf-8"

@@ -1,5 +1,5 @@
 """The walk that counts a document's cost: each field at the cost the model gives it
-(gql/cost_model.py), the selections of a list's items multiplied by its size. Each selection
+(edge/cost_model.py), the selections of a list's items multiplied by its size. Each selection
 set (a fragment's included) is costed once per type, path and size, so fragments spread many
 times cost no more time to count."""
 
@@ -25,7 +25,7 @@ from graphql import (
     value_from_ast_untyped,
 )
 
-from gql.cost_model import FIELD_COSTS, FREE
+from edge.cost_model import FIELD_COSTS, FREE
 
 __all__ = ["document_cost"]
 

@@ -2,8 +2,8 @@
 
 A client may spend up to ``burst`` points at once and regains ``rate`` points a second (the
 leaky bucket Shopify's GraphQL API documents). A document is admitted only when its client has
-the points its static cost needs (gql/cost_model.py); otherwise it is refused with THROTTLED and the
-seconds after which it would be admitted. The buckets of at most ``tracked`` addresses are kept,
+the points its static cost needs (edge/cost_model.py); otherwise it is refused with THROTTLED and
+the seconds after which it would be admitted. The buckets of at most ``tracked`` addresses are kept,
 the least recently seen forgotten first (a forgotten client starts again with a full bucket).
 """
 

@@ -1,5 +1,5 @@
 """The costs of the most recent operations, remembered, so that an operation sent again is
-not walked again (gql/cost_walk.py)."""
+not walked again (edge/cost_walk.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from graphql import DocumentNode, GraphQLSchema
 
-from gql.cost_walk import document_cost
-from gql.document_cache import VALIDATION_CACHE_SIZE
+from edge.cost_walk import document_cost
+from edge.document_cache import VALIDATION_CACHE_SIZE
 
 __all__ = ["remembered_cost"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dynamo.errors import ErrorCode, LeaderboardError
-from gql.recording import Recorder, Unrecorded
+from edge.recording import Recorder, Unrecorded
 
 __all__ = ["Closable", "SocketLimits", "Sockets"]
 

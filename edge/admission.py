@@ -1,7 +1,7 @@
 """Shedding overload: a bounded number of operations, and a bounded sum of their costs,
 execute at once in the process.
 
-Each operation takes a place before anything of it runs; once its cost is known (gql/cost.py),
+Each operation takes a place before anything of it runs; once its cost is known (edge/cost.py),
 and before it executes, it also reserves that many points of the process's capacity. Beyond
 either bound an operation waits, briefly and in a bounded queue; one that does not get in in
 time is refused with SERVICE_OVERLOADED (HTTP 503 with Retry-After) rather than piling up

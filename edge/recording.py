@@ -1,16 +1,36 @@
-"""What the GraphQL layer reports about the operations it answers and the sockets it holds,
+"""What the edge reports about the operations it answers and the sockets it holds,
 to whoever counts them (the app's metrics). By default nothing is recorded."""
 
 from __future__ import annotations
 
 from typing import Literal, Protocol
 
-__all__ = ["CLIENT_GONE", "OK", "Recorder", "Transport", "Unrecorded", "http_outcome"]
+from graphql import GraphQLError
+
+from gql.enums import ErrorCode
+
+__all__ = [
+    "CLIENT_GONE",
+    "OK",
+    "Recorder",
+    "Transport",
+    "Unrecorded",
+    "first_code",
+    "http_outcome",
+]
 
 Transport = Literal["http", "ws"]
 
 OK = "ok"
 """The outcome of an operation answered without an error."""
+
+
+def first_code(errors: list[GraphQLError] | None) -> str:
+    """An answer's outcome: ``ok`` without errors, else its first error's code."""
+    if not errors:
+        return OK
+    code = (errors[0].extensions or {}).get("code")
+    return code if isinstance(code, str) else ErrorCode.INTERNAL_SERVER_ERROR.value
 
 
 def http_outcome(status: int) -> str:

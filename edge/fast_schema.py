@@ -1,4 +1,4 @@
-"""What :mod:`gql.fast_rules` looks up in a schema, derived once per schema: the fields each
+"""What :mod:`edge.fast_rules` looks up in a schema, derived once per schema: the fields each
 composite type may select, the arguments each requires, the types that overlap, the names
 each enum's own coercion accepts, and where Strawberry's MaybeNull and OneOf rules could refuse
 a value."""

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from gql.admission import Admission
-from gql.recording import Recorder, Unrecorded
-from gql.sockets import Sockets
-from gql.throttle import Allowances
+from edge.admission import Admission
+from edge.recording import Recorder, Unrecorded
+from edge.sockets import Sockets
+from edge.throttle import Allowances
 
 __all__ = ["Guards", "client_address"]
 

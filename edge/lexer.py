@@ -1,10 +1,10 @@
-"""The lexer of :mod:`gql.parser`: an executable document's tokens in one regular expression.
+"""The lexer of :mod:`edge.parser`: an executable document's tokens in one regular expression.
 
 graphql-core's lexer reads a document a character at a time in Python and makes a ``Token`` of
 each token as it goes. :func:`lex` splits the document with one compiled pattern
 (:data:`_SPLIT`, in C) into flat lists of token texts and offsets; graphql-core's ``Token``
 objects are made by :func:`tokens` only when something asks a node's location for them
-(:mod:`gql.locations`).
+(:mod:`edge.locations`).
 
 The pattern's grammar is graphql-core's for every token an executable document uses:
 punctuators, the spread, names, numbers, strings with their escapes, block strings, comments,

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from graphql import DocumentNode, NameNode, OperationDefinitionNode, OperationType, SelectionSetNode
 from strawberry.extensions import SchemaExtension
 
-from gql.document_cache import Documents
-from gql.validation import Checked
+from edge.document_cache import Documents
+from edge.validation import Checked
 
 __all__ = ["DocumentLimits"]
 

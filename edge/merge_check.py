@@ -2,11 +2,11 @@
 
 graphql-core's rule (``graphql/validation/rules/overlapping_fields_can_be_merged.py``, 3.3)
 compares the fields of one response name in pairs, and the fields below each pair with
-selections, memoizing some comparisons and not others; :data:`gql.limits.MAX_MERGE_WORK` bounds
+selections, memoizing some comparisons and not others; :data:`edge.limits.MAX_MERGE_WORK` bounds
 it in graphql-core's own units of work. :class:`MergeCheck` makes the same comparisons in the
 same order with the same memos, and counts the same units, for a document whose fragments take
 no arguments (fragment arguments are an experimental syntax the service's parser does not
-accept) and whose fields carry no ``@stream``: it raises :class:`gql.fast_schema.NotSure` at
+accept) and whose fields carry no ``@stream``: it raises :class:`edge.fast_schema.NotSure` at
 the first conflict it meets or as soon as the work passes its bound, and otherwise ends with
 the work graphql-core's rule does on the document (tests/test_fast_rules.py compares them). It
 skips the costs that do not count: a selection set whose fields all have distinct response
@@ -46,7 +46,7 @@ from graphql import (
     is_object_type,
 )
 
-from gql.fast_schema import NotSure
+from edge.fast_schema import NotSure
 
 __all__ = ["MergeCheck"]
 
@@ -338,7 +338,7 @@ class MergeCheck:
         return found
 
     def _conflict(self, exclusive: bool, name: str, field1: _Field, field2: _Field) -> None:
-        """The rule's ``find_conflict``, raising :class:`gql.fast_schema.NotSure` where it
+        """The rule's ``find_conflict``, raising :class:`edge.fast_schema.NotSure` where it
         finds one."""
         exclusive = exclusive or (
             field1.parent is not field2.parent and field1.object_parent and field2.object_parent
@@ -372,7 +372,7 @@ class MergeCheck:
 
     def _same_arguments(self, node1: FieldNode, node2: FieldNode) -> None:
         """The rule's ``compare_arguments`` (1 unit an argument compared), raising
-        :class:`gql.fast_schema.NotSure` where they differ."""
+        :class:`edge.fast_schema.NotSure` where they differ."""
         arguments1, arguments2 = node1.arguments, node2.arguments
         if not arguments1:
             if arguments2:

@@ -2,7 +2,7 @@
 document may cost.
 
 The cost is a worst case counted statically from the document and its variables
-(gql/cost_walk.py):
+(edge/cost_walk.py):
 
 - a field that reads the database or the rank index costs its reads (``FIELD_COSTS``): an item
   by key 1, a page's Query 1, a rank ``RANK`` (its entry, its board and the count above it);
@@ -11,7 +11,7 @@ The cost is a worst case counted statically from the document and its variables
   size of an around-me window, the boards a play names;
 - everything else (scalars, fields of an item already read) is free.
 
-A document over ``MAX_COST`` is refused before anything runs (gql/cost.py).
+A document over ``MAX_COST`` is refused before anything runs (edge/cost.py).
 """
 
 from __future__ import annotations

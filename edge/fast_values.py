@@ -1,6 +1,6 @@
 """Literals against the input types expected where they are written, as graphql-core's
 ValuesOfCorrectType, UniqueInputFieldNames and Strawberry's MaybeNull and OneOf rules check
-them, for :mod:`gql.fast_rules`: :func:`check_value` raises :class:`gql.fast_schema.NotSure`
+them, for :mod:`edge.fast_rules`: :func:`check_value` raises :class:`edge.fast_schema.NotSure`
 where a rule could refuse the literal, and notes each variable in it with the type and the
 default at its position (what VariablesInAllowedPosition reads)."""
 
@@ -38,7 +38,7 @@ from graphql import (
 from graphql.pyutils import Undefined
 from graphql.utilities import validate_input_literal
 
-from gql.fast_schema import NotSure, SchemaLookups, location_default
+from edge.fast_schema import NotSure, SchemaLookups, location_default
 
 __all__ = ["BUILT_IN", "MAX_VALUE_NESTING", "Usage", "check_value"]
 

@@ -38,7 +38,7 @@ from graphql import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from gql.document_cache import VALIDATION_CACHE_SIZE
+from edge.document_cache import VALIDATION_CACHE_SIZE
 from resolvers.context import Context, Role
 from resolvers.dependencies import Dependencies
 from resolvers.response_cache import ResponseCache
