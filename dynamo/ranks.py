@@ -35,6 +35,7 @@ from dynamo.scores import (
     rank_boundary,
     rank_value,
     score_partitions,
+    score_player,
     score_sk,
 )
 
@@ -126,7 +127,8 @@ async def around(
     whether the run starts at the top of the board (for window_ranks).
 
     Two key-range Queries start at the entry's own sort key, one upwards, one downwards (on a
-    write-sharded board, two on each partition, merged).
+    write-sharded board, two on each partition, each for its share of the window, merged: see
+    dynamo/merged_reads.py).
     """
     pks = score_partitions(board)
     own = score_sk(board, entry)
@@ -137,6 +139,7 @@ async def around(
             key_condition="pk = :pk AND sk BETWEEN :own AND :end",
             values={":own": own, ":end": SCORE_RANGE_END},
             limit=before + 1,
+            identity=score_player,
             descending=False,
         ),
         merged_items(
@@ -145,6 +148,7 @@ async def around(
             key_condition="pk = :pk AND sk BETWEEN :start AND :own",
             values={":start": SCORE.sk.prefix, ":own": own},
             limit=after + 1,
+            identity=score_player,
         ),
     )
     # Each range starts with the entry's own item; a stale entry (replaced since it was read)

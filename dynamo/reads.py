@@ -26,6 +26,7 @@ __all__ = [
     "get_items",
     "query_items",
     "query_page",
+    "query_run",
     "range_page",
 ]
 
@@ -143,6 +144,35 @@ async def query_items(
     """Up to ``limit`` raw items of a key-condition Query, continuing past a 1 MB page (and,
     with ``filter_expression``, past pages whose items it filtered out); ``consistent``: with
     ConsistentRead (not on a global secondary index)."""
+    items, _ = await query_run(
+        db,
+        key_condition=key_condition,
+        values=values,
+        limit=limit,
+        index=index,
+        descending=descending,
+        start=start,
+        filter_expression=filter_expression,
+        consistent=consistent,
+    )
+    return items
+
+
+async def query_run(
+    db: Db,
+    *,
+    key_condition: str,
+    values: Mapping[str, Any],
+    limit: int,
+    index: str | None = None,
+    descending: bool = True,
+    start: Mapping[str, str] | None = None,
+    filter_expression: str | None = None,
+    consistent: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    """:func:`query_items`, and where the Query stopped: the key attributes of its last call's
+    ``LastEvaluatedKey`` (the ``start`` that goes on from there), or None when it read its
+    range to the end."""
     items: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {
         "TableName": db.table,
@@ -158,15 +188,16 @@ async def query_items(
         kwargs["FilterExpression"] = filter_expression
     if consistent:
         kwargs["ConsistentRead"] = True
+    last: dict[str, Any] | None = None
     while len(items) < limit:
         kwargs["Limit"] = limit - len(items)
         response = await db.client.query(**kwargs)
         items.extend(response.get("Items", []))
-        last = response.get("LastEvaluatedKey")
-        if not last:
+        last = response.get("LastEvaluatedKey") or None
+        if last is None:
             break
         kwargs["ExclusiveStartKey"] = last
-    return items
+    return items, None if last is None else {k: v["S"] for k, v in last.items()}
 
 
 async def range_page(

@@ -48,6 +48,7 @@ __all__ = [
     "score_item",
     "score_partition",
     "score_partitions",
+    "score_player",
     "score_sk",
     "score_values",
     "sort_values",
@@ -159,6 +160,12 @@ def score_partitions(board: LeaderboardItem) -> list[str]:
     ]
 
 
+def score_player(raw: Mapping[str, Any]) -> str:
+    """The player of a stored Score item."""
+    player: str = raw["playerId"]["S"]
+    return player
+
+
 def score_values(board: LeaderboardItem, entry: ScoreItem) -> dict[str, str]:
     """Every value the Score item's keys derive from the board: :func:`sort_values`, and on a
     write-sharded board the player's ``shard``."""
@@ -201,6 +208,7 @@ async def top_scores(
             "pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id),
             "partitions": str(board.partitions),
         },
+        identity=score_player,
         consistent=consistent,
     )
 

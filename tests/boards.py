@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -40,9 +41,10 @@ async def write_board(
     order: SortOrder = SortOrder.DESC,
     *,
     partitions: int = 1,
+    attained: Sequence[datetime] | None = None,
 ) -> tuple[LeaderboardItem, list[Entry]]:
     """A board of ``partitions`` partitions whose player ``p<i>`` attained ``scores[i]`` at
-    T0 + i seconds."""
+    ``attained[i]``, by default T0 + i seconds."""
     board = LeaderboardItem(
         leaderboard_id=board_id,
         name=board_id,
@@ -52,7 +54,8 @@ async def write_board(
         partitions=partitions,
         created_at=T0,
     )
-    entries = [Entry(f"p{i:03d}", s, T0 + timedelta(seconds=i)) for i, s in enumerate(scores)]
+    at = attained or [T0 + timedelta(seconds=i) for i in range(len(scores))]
+    entries = [Entry(f"p{i:03d}", s, at[i]) for i, s in enumerate(scores)]
     items: list[dict[str, Any]] = []
     items.append(LEADERBOARD.item(board))
     for e in entries:
