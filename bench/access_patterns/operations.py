@@ -26,6 +26,7 @@ from dynamo.leaderboards import LeaderboardItem, Period
 
 __all__ = [
     "SHARDED_ID",
+    "SHARDED_PAGE_OPERATION",
     "SHARDED_PARTITIONS",
     "TOP100_SHARDED_OPERATION",
     "Operation",
@@ -38,6 +39,9 @@ SHARDED_PARTITIONS = 8
 """The partitions of the write-sharded board, whose pages are measured beside the main
 board's."""
 TOP100_SHARDED_OPERATION = f"top 100 with player names, {SHARDED_PARTITIONS} partitions"
+SHARDED_PAGE_OPERATION = (
+    f"leaderboard page (LeaderboardPage, first 100), {SHARDED_PARTITIONS} partitions"
+)
 
 
 def sharded_board() -> LeaderboardItem:
@@ -108,20 +112,14 @@ def operations(
     raw = RawCalls(db, boards)
     board = boards[0]
     board_id = board.leaderboard_id
-    sharded = [
-        op
-        for b in boards
-        if b.leaderboard_id == SHARDED_ID
-        for op in (
+    sharded = (
+        [
             _top100(TOP100_SHARDED_OPERATION, SHARDED_ID, raw, entries),
-            _leaderboard_page(
-                f"leaderboard page (LeaderboardPage, first 100), {b.partitions} partitions",
-                SHARDED_ID,
-                raw,
-                entries,
-            ),
-        )
-    ]
+            _leaderboard_page(SHARDED_PAGE_OPERATION, SHARDED_ID, raw, entries),
+        ]
+        if SHARDED_ID in raw.boards
+        else []
+    )
     by_score = sorted(loaded, key=lambda p: p.score, reverse=True)
     # The middle tenth of the board: the COUNT Query of a rank reads about half the board.
     lo = int(len(by_score) * 0.45)
