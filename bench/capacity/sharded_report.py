@@ -20,10 +20,10 @@ from bench.capacity.ceiling import (
     lowest,
     target_verdict,
 )
-from bench.capacity.hot import PARTITION_WCU
+from bench.capacity.hot import PARTITION_WCU, SCORE_RANGE
 from bench.capacity.sharded import FIRST_ENTRIES, PHASES, STEADY, PhaseRun
 from bench.capacity.top_pages import PageCost
-from dynamo.leaderboards import COUNT_SHARDS
+from dynamo.leaderboards import COUNT_SHARDS, LEADERBOARD
 
 __all__ = ["sharded_document", "sharded_markdown"]
 
@@ -224,10 +224,10 @@ def sharded_markdown(
         f"{runs[0].plays + runs[0].failed_plays} players of one game play a new board of each"
         " operator and N partitions through the table layer's submission path (`record_play`),"
         " each once (first entries: a new board's burst), then once more (steady: every player"
-        " entered; BEST and LATEST scores drawn from 0 to 1,000, INCREMENT from 0 to 10). The"
+        f" entered; scores drawn from 0 to {_ranges()}). The"
         " write units of each play are measured on each partition key: the board's own"
-        " (`LEADERBOARD#<id>`: its count shards, and its Score items when N = 1), its Score"
-        " keys (N > 1) and the players' own. At"
+        f" (`{LEADERBOARD.pk.fill(leaderboard_id='<id>')}`: its count shards, and its Score"
+        " items when N = 1), its Score keys (N > 1) and the players' own. At"
         f" {rate:,.0f} plays/s the board's key receives that many times its units a play, and"
         " the busiest Score key its share of the players times the Score keys' units (the"
         f" busiest of N keys holds {min(spread, default=1):.3f} to {max(spread, default=1):.3f}"
@@ -262,6 +262,14 @@ def sharded_markdown(
         ]
         lines += _pages_table(pages)
     return lines
+
+
+def _ranges() -> str:
+    """The largest score drawn per operator: "1,000 (BEST, LATEST), 10 (INCREMENT)"."""
+    by_top: dict[int, list[str]] = {}
+    for operator, top in SCORE_RANGE.items():
+        by_top.setdefault(top, []).append(operator.value)
+    return ", ".join(f"{top:,} ({', '.join(ops)})" for top, ops in by_top.items())
 
 
 def _shared(runs: Sequence[PhaseRun], phase: str) -> str:
