@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema wheel lambda-package bench bench-ranks soak clean
+.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema wheel lambda-package bench bench-ranks bench-hot soak clean
 
 install: $(VENV)/.installed
 
@@ -110,6 +110,13 @@ bench: install redis
 # entries, and the stream's lag to the index (about ten minutes on two cores).
 bench-ranks: install redis
 	$(BIN)/python -m bench.rank_index
+
+# Plays of distinct players on one board under DynamoDB's transaction-conflict rule (the fault
+# proxy in front of DynamoDB Local, every transaction held 10 ms): 16 game-server clients on
+# one board of 1 and of 8 partitions, beside the same load over 16 boards; a burst of first
+# entries, then 30 s of steady state each (a few minutes). Results in bench/results/hot_board.*.
+bench-hot: install
+	$(BIN)/python -m bench.hot_board
 
 # Sustained mixed load on a fleet of two `leaderboard serve --workers 2` processes over one
 # table, caches and subscriptions on (32 clients, 3 minutes), with removals, bans and erasures

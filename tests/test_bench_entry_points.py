@@ -14,6 +14,7 @@ ENTRY_POINTS = (
     "bench.attack",
     "bench.capacity",
     "bench.fleet",
+    "bench.hot_board",
     "bench.hotspots",
     "bench.mixed",
     "bench.moderation",

@@ -1,6 +1,7 @@
 """The floor of the mixed workload sends, for every kind of request, exactly the DynamoDB calls
 the service sends for it, and answers what the service answers (real DynamoDB Local and
-Redis, one loaded table, the rank index in sync)."""
+Redis, one loaded table, the rank index in sync), on boards of one partition and on
+write-sharded boards."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from bench.core.loading import load_boards_with_batch_writes
 from bench.core.workload import PROFILE_BOARDS, new_boards, plays
 from dynamo.reads import query_items
 from dynamo.scores import SCORE
-from tests.conftest import Indexed
+from tests.conftest import Indexed, each_layout
 
 PLAYERS = 60
 
 
 async def _loaded(indexed: Indexed) -> WorkerPlan:
     db = indexed.api.db
-    boards = new_boards()
+    boards = [b.model_copy(update={"partitions": indexed.api.partitions}) for b in new_boards()]
     loaded = await load_boards_with_batch_writes(
         db, boards, plays(PLAYERS, random.Random(3), extra_boards=True)
     )
@@ -48,6 +49,7 @@ def _spent(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {name: n for name, n in (Counter(after) - Counter(before)).items() if n}
 
 
+@each_layout
 async def test_each_kind_sends_the_service_s_own_dynamodb_calls(indexed: Indexed) -> None:
     plan = await _loaded(indexed)
     floor = FloorCalls(indexed.api.db, indexed.index)

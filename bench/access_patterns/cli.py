@@ -5,14 +5,16 @@
 
 For each board size the benchmark starts a fresh in-memory DynamoDB Local, creates a table,
 loads the main board with that many players (one play each; a quarter of the plays also enter
-a season board and a twentieth a daily board, see :mod:`bench.core.workload`), serves the real
-application on a loopback TCP port and, operation by operation, alternates a GraphQL request
-over HTTP with the aioboto3 calls the same access pattern needs, sent on the application's own
-DynamoDB client. The operations include the frontend's leaderboard page and profile page
-(``examples/operations/``). An operation too slow for ``--requests`` in ``--op-seconds`` (a
-COUNT rank on a large board) is measured for that long, and at least 10 times. It reports
-p50/p95/p99 latency, the raw p50, their ratio, and the DynamoDB calls of a request, printed as
-Markdown and written to ``access_patterns.json`` and ``access_patterns.md`` in ``--out``.
+a season board and a twentieth a daily board, see :mod:`bench.core.workload`, and every play a
+write-sharded board of 8 partitions, whose pages are measured beside the main board's), serves
+the real application on a loopback TCP port and, operation by operation, alternates a GraphQL
+request over HTTP with the aioboto3 calls the same access pattern needs, sent on the
+application's own DynamoDB client. The operations include the frontend's leaderboard page
+and profile page (``examples/operations/``). An operation too slow for ``--requests`` in
+``--op-seconds`` (a COUNT rank on a large board) is measured for that long, and at least 10
+times. It reports p50/p95/p99 latency, the raw p50, their ratio, and the DynamoDB calls of a
+request, printed as Markdown and written to ``access_patterns.json`` and
+``access_patterns.md`` in ``--out``.
 
 Boards up to :data:`SUBMIT_PATH_MAX` entries are loaded through ``submit_score``; larger ones
 with BatchWriteItem, writing the very items the submission path writes.

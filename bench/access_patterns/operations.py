@@ -3,7 +3,10 @@ variables are picked, its raw aioboto3 counterpart and a check of the response.
 
 Besides one operation per access pattern, two pages as a frontend sends them, with the exact
 documents of ``examples/operations/``: ``LeaderboardPage`` (the top 100 with names and ranks)
-and ``PlayerProfile`` (a player's rank on three boards, best score and last ten sessions).
+and ``PlayerProfile`` (a player's rank on three boards, best score and last ten sessions). The
+top 100 and the leaderboard page are measured again on a write-sharded board of
+:data:`SHARDED_PARTITIONS` partitions holding the same players and scores as the main board
+(:func:`sharded_board`).
 """
 
 from __future__ import annotations
@@ -15,11 +18,42 @@ from typing import Any
 
 from bench.access_patterns.raw_calls import RawCalls
 from bench.core.documents import example_operation
+from bench.core.report import TOP100_OPERATION
 from bench.core.workload import GAMES, PROFILE_BOARDS, TOP_N, LoadedPlayer, Variables
 from dynamo.db import Db
-from dynamo.leaderboards import LeaderboardItem
+from dynamo.items import now
+from dynamo.leaderboards import LeaderboardItem, Period
 
-__all__ = ["Operation", "operations"]
+__all__ = [
+    "SHARDED_ID",
+    "SHARDED_PAGE_OPERATION",
+    "SHARDED_PARTITIONS",
+    "TOP100_SHARDED_OPERATION",
+    "Operation",
+    "operations",
+    "sharded_board",
+]
+
+SHARDED_ID = "bench-sharded"
+SHARDED_PARTITIONS = 8
+"""The partitions of the write-sharded board, whose pages are measured beside the main
+board's."""
+TOP100_SHARDED_OPERATION = f"top 100 with player names, {SHARDED_PARTITIONS} partitions"
+SHARDED_PAGE_OPERATION = (
+    f"leaderboard page (LeaderboardPage, first 100), {SHARDED_PARTITIONS} partitions"
+)
+
+
+def sharded_board() -> LeaderboardItem:
+    """The write-sharded board: a global board of :data:`SHARDED_PARTITIONS` partitions, on
+    which every player of the main board also plays (its play enters both)."""
+    return LeaderboardItem(
+        leaderboard_id=SHARDED_ID,
+        name="Benchmark board, write-sharded",
+        period=Period.GLOBAL,
+        partitions=SHARDED_PARTITIONS,
+        created_at=now(),
+    )
 
 
 @dataclass(frozen=True)
@@ -39,12 +73,53 @@ def _edges(connection: Any) -> list[Any]:
     return edges
 
 
+def _top100(name: str, board_id: str, raw: RawCalls, entries: int) -> Operation:
+    return Operation(
+        name,
+        "query($id: ID!) { leaderboard(id: $id) { topScores(first: 100) {"
+        " edges { node { score player { name } } } } } }",
+        lambda rng: {"id": board_id},
+        raw.top_scores,
+        lambda d: (
+            len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
+            and all(e["node"]["player"]["name"] for e in _edges(d["leaderboard"]["topScores"]))
+        ),
+    )
+
+
+def _leaderboard_page(name: str, board_id: str, raw: RawCalls, entries: int) -> Operation:
+    return Operation(
+        name,
+        example_operation("LeaderboardPage"),
+        lambda rng: {"leaderboardId": board_id, "first": TOP_N},
+        raw.leaderboard_page,
+        lambda d: (
+            len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
+            and all(
+                e["node"]["player"]["name"] and e["node"]["rank"] >= 1
+                for e in _edges(d["leaderboard"]["topScores"])
+            )
+        ),
+    )
+
+
 def operations(
-    db: Db, board: LeaderboardItem, loaded: Sequence[LoadedPlayer], entries: int
+    db: Db, boards: Sequence[LeaderboardItem], loaded: Sequence[LoadedPlayer], entries: int
 ) -> list[Operation]:
-    """The benchmarked operations, reads first and the submission last."""
-    raw = RawCalls(db, board)
+    """The benchmarked operations, reads first and the submission last. ``boards`` are the
+    loaded boards, the main board first; the operations of the write-sharded board are
+    measured when it is one of them."""
+    raw = RawCalls(db, boards)
+    board = boards[0]
     board_id = board.leaderboard_id
+    sharded = (
+        [
+            _top100(TOP100_SHARDED_OPERATION, SHARDED_ID, raw, entries),
+            _leaderboard_page(SHARDED_PAGE_OPERATION, SHARDED_ID, raw, entries),
+        ]
+        if SHARDED_ID in raw.boards
+        else []
+    )
     by_score = sorted(loaded, key=lambda p: p.score, reverse=True)
     # The middle tenth of the board: the COUNT Query of a rank reads about half the board.
     lo = int(len(by_score) * 0.45)
@@ -52,7 +127,7 @@ def operations(
     top = max(1, entries // 3)
     # Players on all three boards, for the profile page (every player when the boards were
     # loaded on the main board alone: their other ranks are null).
-    on_all = [p for p in loaded if p.board_ids == PROFILE_BOARDS] or list(loaded)
+    on_all = [p for p in loaded if set(PROFILE_BOARDS) <= set(p.board_ids)] or list(loaded)
 
     def anyone(rng: random.Random) -> LoadedPlayer:
         return rng.choice(loaded)
@@ -62,30 +137,9 @@ def operations(
         return {"playerId": player.player_id, "sessionId": player.session_id}
 
     return [
-        Operation(
-            "top 100 with player names",
-            "query($id: ID!) { leaderboard(id: $id) { topScores(first: 100) {"
-            " edges { node { score player { name } } } } } }",
-            lambda rng: {"id": board_id},
-            raw.top_scores,
-            lambda d: (
-                len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
-                and all(e["node"]["player"]["name"] for e in _edges(d["leaderboard"]["topScores"]))
-            ),
-        ),
-        Operation(
-            "leaderboard page (LeaderboardPage, first 100)",
-            example_operation("LeaderboardPage"),
-            lambda rng: {"leaderboardId": board_id, "first": TOP_N},
-            raw.leaderboard_page,
-            lambda d: (
-                len(_edges(d["leaderboard"]["topScores"])) == min(TOP_N, entries)
-                and all(
-                    e["node"]["player"]["name"] and e["node"]["rank"] >= 1
-                    for e in _edges(d["leaderboard"]["topScores"])
-                )
-            ),
-        ),
+        _top100(TOP100_OPERATION, board_id, raw, entries),
+        _leaderboard_page("leaderboard page (LeaderboardPage, first 100)", board_id, raw, entries),
+        *sharded,
         Operation(
             "player by id",
             "query($id: ID!) { player(id: $id) { id name lifetimeScore gamesPlayed } }",

@@ -1,12 +1,18 @@
 """The raw aioboto3 counterpart of every benchmarked access pattern.
 
 Each method of :class:`RawCalls` takes the GraphQL variables of a request and sends the
-DynamoDB calls that the service sends for it, on the application's own client.
+DynamoDB calls that the service sends for it, on the application's own client. The keys of a
+board's Score items come from its layout (:func:`dynamo.scores.score_partitions`): on a
+write-sharded board a page is one Query per partition, all sent at once and merged on their
+sort keys, and a COUNT one per partition, summed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from bench.access_patterns.raw_submit import raw_submit_score
@@ -17,7 +23,7 @@ from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.items import serialize
 from dynamo.leaderboards import LeaderboardItem, SortOrder
 from dynamo.players import PLAYER
-from dynamo.scores import SCORE, SCORE_RANGE_END, rank_boundary, rank_value
+from dynamo.scores import SCORE, SCORE_RANGE_END, rank_boundary, rank_value, score_partitions
 from dynamo.sessions import SESSION
 from dynamo.table import GSI1, GSI2
 
@@ -28,22 +34,30 @@ class RawCalls:
     """The aioboto3 calls of each access pattern, as the service issues them, minus GraphQL,
     HTTP, validation, loaders and item models."""
 
-    def __init__(self, db: Db, board: LeaderboardItem) -> None:
+    def __init__(self, db: Db, boards: Sequence[LeaderboardItem]) -> None:
         self.db = db
-        self.board = board
+        self.board = boards[0]
+        """The board submissions play on."""
+        self.boards = {b.leaderboard_id: b for b in boards}
+        """The benchmark's own copy of every loaded board: the layout of its Score items."""
 
     async def top_scores(self, v: Variables) -> None:
+        """The board; the first TOP_N + 1 Score items of each of its partitions, at once,
+        merged on their sort keys; the players of the first TOP_N."""
         await raw_board(self.db, v["id"])
-        page = await raw_query(
-            self.db,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues=serialize(
-                {":pk": SCORE.pk.fill(leaderboard_id=v["id"]), ":prefix": SCORE.sk.prefix}
-            ),
-            ScanIndexForward=False,
-            Limit=TOP_N + 1,
+        pages = await asyncio.gather(
+            *(
+                raw_query(
+                    self.db,
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                    ExpressionAttributeValues=serialize({":pk": pk, ":prefix": SCORE.sk.prefix}),
+                    ScanIndexForward=False,
+                    Limit=TOP_N + 1,
+                )
+                for pk in score_partitions(self.boards[v["id"]])
+            )
         )
-        ids = [item["playerId"]["S"] for item in items_of(page)[:TOP_N]]
+        ids = [item["playerId"]["S"] for item in _merged(pages, TOP_N)]
         await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def player(self, v: Variables) -> None:
@@ -124,16 +138,19 @@ class RawCalls:
         await raw_board(self.db, v["id"])
 
     async def _count_better(self, board_id: str, own: str) -> int:
-        """COUNT of the entries of ``board_id`` with a rank value above ``own``, following
-        LastEvaluatedKey to the end."""
+        """COUNT of the entries of ``board_id`` with a rank value above ``own``: one COUNT
+        Query per partition of the board, at once, each following LastEvaluatedKey to the
+        end."""
+        counts = await asyncio.gather(
+            *(self._count_in(pk, own) for pk in score_partitions(self.boards[board_id]))
+        )
+        return sum(counts)
+
+    async def _count_in(self, pk: str, own: str) -> int:
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
             "ExpressionAttributeValues": serialize(
-                {
-                    ":pk": SCORE.pk.fill(leaderboard_id=board_id),
-                    ":lo": rank_boundary(own),
-                    ":hi": SCORE_RANGE_END,
-                }
+                {":pk": pk, ":lo": rank_boundary(own), ":hi": SCORE_RANGE_END}
             ),
             "Select": "COUNT",
         }
@@ -195,6 +212,13 @@ class RawCalls:
     async def submit_score(self, v: Variables) -> None:
         """See :func:`~bench.access_patterns.raw_submit.raw_submit_score`."""
         await raw_submit_score(self.db, self.board, v)
+
+
+def _merged(pages: Sequence[Any], first: int) -> list[Any]:
+    """The first ``first`` items of Query pages read best first, merged on their sort keys
+    (the board's order across its partitions)."""
+    parts = [items_of(page) for page in pages]
+    return list(islice(heapq.merge(*parts, key=lambda i: i["sk"]["S"], reverse=True), first))
 
 
 def _rank_value(board: Any, entry: Any) -> str:

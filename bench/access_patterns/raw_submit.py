@@ -16,7 +16,7 @@ from dynamo.items import now, serialize
 from dynamo.leaderboards import LeaderboardItem, Operator, count_change
 from dynamo.players import PLAYER
 from dynamo.plays import Play, play_session
-from dynamo.scores import SCORE, ScoreItem, rank_value, score_sk
+from dynamo.scores import ScoreItem, rank_value, score_partition, score_sk
 
 __all__ = ["raw_submit_score"]
 
@@ -24,8 +24,9 @@ __all__ = ["raw_submit_score"]
 async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None:
     """One consistent BatchGetItem of player and entry guard beside the board's consistent
     Query, then the same TransactWriteItems that submit_score sends for a play on one board
-    (the board's key codec and operator are fixed at creation, so the benchmark's own copy of
-    the board encodes the Score key; the benchmark's board keeps each player's best score)."""
+    (the board's key codec, partitions and operator are fixed at creation, so the benchmark's
+    own copy of the board encodes the Score key, in the player's partition of a write-sharded
+    board; the benchmark's board keeps each player's best score)."""
     if board.operator is not Operator.BEST or board.family_id is not None:
         raise ValueError("raw_submit_score plays on a plain BEST board only")
     i = v["i"]
@@ -104,7 +105,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
             guard["ExpressionAttributeValues"] = {":old": old["scoreSk"]}
         ops.append({"Put": guard})
         if old is not None and old["scoreSk"]["S"] != score_sk(board, entry):
-            old_key = raw_key((SCORE.pk.fill(leaderboard_id=board_id), old["scoreSk"]["S"]))
+            old_key = raw_key((score_partition(board, sub.player_id), old["scoreSk"]["S"]))
             ops.append({"Delete": {"TableName": table, "Key": old_key}})
         ops.append({"Put": {"TableName": table, "Item": serialize(score_item(board, entry))}})
     elif old is not None:

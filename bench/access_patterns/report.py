@@ -9,8 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.access_patterns.measure import BoardResult
+from bench.access_patterns.operations import (
+    SHARDED_ID,
+    SHARDED_PARTITIONS,
+    TOP100_SHARDED_OPERATION,
+)
 from bench.core.report import (
     TOP100_OPERATION,
+    TOP100_SHARDED_TARGET_RATIO,
     TOP100_TARGET_RATIO,
     machine_lines,
     run_document,
@@ -47,7 +53,11 @@ def report_header(
             *machine_lines(machine),
             "- Each board size on its own fresh DynamoDB Local; the main board holds that many"
             " players, a quarter of them also play on a season board and a twentieth on a daily"
-            " board (the profile page's three boards)",
+            " board (the profile page's three boards); every play also enters a write-sharded"
+            f" board of {SHARDED_PARTITIONS} partitions ({SHARDED_ID}: the same players and"
+            " scores as the main board), whose top 100 and leaderboard page are measured too"
+            " (their raw calls: the board, one Query per partition sent at once and merged,"
+            " the names)",
             f"- {requests} measured requests per operation after {warmup} warm-up{budget};"
             " service and raw calls alternate on the same variables and the same aioboto3"
             " client; ratio = service p50 / raw p50",
@@ -92,23 +102,36 @@ def board_markdown(board: BoardResult) -> str:
     return "\n".join(rows)
 
 
+_TOP100_TARGETS = (
+    (TOP100_OPERATION, "Top 100 with names", TOP100_TARGET_RATIO),
+    (
+        TOP100_SHARDED_OPERATION,
+        f"Top 100 with names, {SHARDED_PARTITIONS} partitions",
+        TOP100_SHARDED_TARGET_RATIO,
+    ),
+)
+"""The operations judged against their raw calls: name, label, target ratio."""
+
+
 def targets_markdown(boards: Sequence[BoardResult]) -> str:
-    """The "Against the targets" section: the top 100 with names against its raw calls."""
+    """The "Against the targets" section: the top 100 with names against its raw calls, on
+    the main board and on the write-sharded board."""
     lines = ["## Against the targets", ""]
-    for board in boards:
-        found = [r for r in board.operations if r.name == TOP100_OPERATION]
-        if not found:
-            continue
-        r = found[0]
-        if not r.samples:
-            lines.append(f"- Top 100 with names at {board.entries:,} entries: failed")
-            continue
-        verdict = "met" if r.ratio <= TOP100_TARGET_RATIO else "NOT met"
-        lines.append(
-            f"- Top 100 with names at {board.entries:,} entries: {r.p50_ms:.1f} ms vs"
-            f" {r.raw_p50_ms:.1f} ms raw ({r.raw_calls}), {r.ratio:.2f}x: {verdict}"
-            f" (target: at most {TOP100_TARGET_RATIO}x)"
-        )
+    for name, label, target in _TOP100_TARGETS:
+        for board in boards:
+            found = [r for r in board.operations if r.name == name]
+            if not found:
+                continue
+            r = found[0]
+            if not r.samples:
+                lines.append(f"- {label} at {board.entries:,} entries: failed")
+                continue
+            verdict = "met" if r.ratio <= target else "NOT met"
+            lines.append(
+                f"- {label} at {board.entries:,} entries: {r.p50_ms:.1f} ms vs"
+                f" {r.raw_p50_ms:.1f} ms raw ({r.raw_calls}), {r.ratio:.2f}x: {verdict}"
+                f" (target: at most {target}x)"
+            )
     return "\n".join(lines)
 
 

@@ -9,12 +9,13 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
 
 from bench.access_patterns.measure import BoardResult, OperationResult, measure
-from bench.access_patterns.operations import operations
+from bench.access_patterns.operations import SHARDED_ID, operations, sharded_board
 from bench.access_patterns.report import board_markdown
 from bench.core.loading import loader_for
 from bench.core.report import log
@@ -36,12 +37,16 @@ async def bench_board(
     rng: random.Random,
 ) -> BoardResult:
     """Load a fresh table with the main board of ``entries`` players (and the season and daily
-    boards a part of them also play on) and measure every operation."""
+    boards a part of them also play on, and the write-sharded board every one of them also
+    plays on) and measure every operation."""
     table = f"bench-{entries}-{uuid.uuid4().hex[:8]}"
     async with served_app(endpoint_url, table) as served:
         db, counter = served.db, served.counter
-        boards = new_boards()
-        board_plays = plays(entries, rng, extra_boards=True)
+        boards = [*new_boards(), sharded_board()]
+        board_plays = [
+            replace(p, leaderboard_ids=(*p.leaderboard_ids, SHARDED_ID))
+            for p in plays(entries, rng, extra_boards=True)
+        ]
         method, load = loader_for(entries)
         log(f"[{entries:,} entries] loading with {method} ...")
         started = time.perf_counter()
@@ -53,7 +58,7 @@ async def bench_board(
         results: list[OperationResult] = []
         started = time.perf_counter()
         async with aiohttp.ClientSession() as http:
-            for op in operations(db, boards[0], loaded, entries):
+            for op in operations(db, boards, loaded, entries):
                 result = await measure(
                     op,
                     http=http,

@@ -2,12 +2,14 @@
 submission path (:func:`dynamo.play_writes.record_play`, what ``submitScore`` calls), their
 write units grouped by partition key and by second.
 
-All of a board's Score items share its partition key with the board's own item and its count
-shards, so every play that writes the board (a first entry's count shard; the old Score item
-deleted and the new one put) spends write units on that one partition, which DynamoDB serves
-up to about :data:`PARTITION_WCU` write units a second; a play that leaves its entry as it was
-writes nothing there. The player's items (session, player, entry guard, play record) are on
-the player's partition and spread.
+The boards played here have one partition, the default: all of a board's Score items share
+its partition key with the board's own item and its count shards, so every play that writes
+the board (a first entry's count shard; the old Score item deleted and the new one put)
+spends write units on that one partition, which DynamoDB serves up to about
+:data:`PARTITION_WCU` write units a second; a play that leaves its entry as it was writes
+nothing there. The player's items (session, player, entry guard, play record) are on the
+player's partition and spread. Boards of N partitions are measured by
+:mod:`bench.capacity.sharded`.
 """
 
 from __future__ import annotations
@@ -37,14 +39,15 @@ from dynamo.play_writes import record_play
 from dynamo.plays import Play
 from dynamo.scores import SCORE
 
-__all__ = ["PARTITION_RCU", "PARTITION_WCU", "HotResult", "hot_board"]
+__all__ = ["PARTITION_RCU", "PARTITION_WCU", "SCORE_RANGE", "HotResult", "hot_board", "item_kind"]
 
 PARTITION_WCU = 1000.0
 """Write units a second one partition serves."""
 PARTITION_RCU = 3000.0
 """Read units a second one partition serves."""
 
-_SCORE_RANGE = {Operator.BEST: 1000, Operator.LATEST: 1000, Operator.INCREMENT: 10}
+SCORE_RANGE = {Operator.BEST: 1000, Operator.LATEST: 1000, Operator.INCREMENT: 10}
+"""The largest score a simulated play of each operator draws (from 0, uniformly)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,9 @@ class HotResult:
         }
 
 
-def _item_kind(sk: str) -> str:
+def item_kind(sk: str) -> str:
+    """What an item under a board's own partition key is, by its sort key: one of its Score
+    items, one of its count shards, or the board's item."""
     if SCORE.sk.match(sk) is not None:
         return "Score items"
     return "count shards" if ENTRY_COUNT_SHARD.sk.match(sk) is not None else "board item"
@@ -111,7 +116,7 @@ async def _drive(
 ) -> tuple[float, int, int]:
     """Start a play every 1/rate seconds for ``seconds``; when it started, plays completed
     and plays failed."""
-    top = _SCORE_RANGE[operator]
+    top = SCORE_RANGE[operator]
     failed = 0
 
     async def play(player: LoadedPlayer, score: int) -> None:
@@ -171,7 +176,7 @@ async def hot_board(
             by_second[second][write.key[0]] += units
             by_partition[write.key[0]] += units
             if write.key[0] == board:
-                by_item[_item_kind(write.key[1])] += units
+                by_item[item_kind(write.key[1])] += units
     span = max(seconds, max((c.at for c in calls), default=started) - started)
     hottest = max(by_partition, key=by_partition.__getitem__)
     done = max(plays, 1)

@@ -1,5 +1,6 @@
 """The capacity report: units per operation, the ranks at each size, the mix and its cost, the
-storage, and the hot boards' ceilings, as Markdown and as a JSON document."""
+storage, the hot boards' ceilings, and the write-sharded boards' figures
+(:mod:`bench.capacity.sharded_report`), as Markdown and as a JSON document."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from bench.capacity.cost import PRICES, PRICES_AS_OF, mix_cost, storage_cost
 from bench.capacity.hot import PARTITION_RCU, PARTITION_WCU, HotResult
 from bench.capacity.probe import Measured
 from bench.capacity.run import ITEM_OVERHEAD_BYTES, Results
+from bench.capacity.sharded_report import sharded_document, sharded_markdown
 from bench.core.report import machine_lines, save_results
 
 __all__ = ["document", "markdown", "write_results"]
@@ -93,6 +95,9 @@ def document(
         "mix_cost_per_million_requests": _mix_cost(results),
         "storage": _storage(results),
         "hot_boards": [h.document() for h in results.hot],
+        "write_sharded_boards": sharded_document(
+            results.sharded, results.top_pages, results.balance, rate=results.rate
+        ),
         "partition_limits": {"wcu_per_second": PARTITION_WCU, "rcu_per_second": PARTITION_RCU},
         "load_seconds": {str(k): round(v, 1) for k, v in results.loads.items()},
         "total_seconds": round(seconds, 1),
@@ -145,6 +150,11 @@ def markdown(
     if results.hot:
         lines += ["", "## One hot board", ""]
         lines += _hot_table(results.hot)
+    sharded = sharded_markdown(
+        results.sharded, results.top_pages, results.balance, rate=results.rate
+    )
+    if sharded:
+        lines += ["", *sharded]
     lines += ["", f"Run time: {seconds:.0f} s."]
     return "\n".join(lines)
 

@@ -16,16 +16,21 @@ from typing import Any
 import aioboto3
 import aiohttp
 
+from bench.capacity.ceiling import TARGET_RATE, Balance, crowd_balance
 from bench.capacity.hot import HotResult, hot_board
 from bench.capacity.mix import run_mix
 from bench.capacity.operations import play_operations, rank_operations, read_operations
 from bench.capacity.probe import Measured, Probe, probe
 from bench.capacity.recorder import INDEX_KEYS
+from bench.capacity.sharded import PhaseRun, play_sharded
 from bench.capacity.sizes import item_size
+from bench.capacity.top_pages import PageCost, top_page_costs
 from bench.core.load.seeding import seed
 from bench.core.report import log
-from bench.core.stack import CREDENTIALS, LOADER_CONFIG, REGION
+from bench.core.stack import CREDENTIALS, CURSOR_SECRET, LOADER_CONFIG, REGION
 from bench.core.workload import PROFILE_BOARDS, LoadedPlayer
+from dynamo.cursors import CursorCodec
+from dynamo.db import Db
 from dynamo.leaderboards import Operator
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from leaderboard.embedded_redis import EmbeddedRedis
@@ -39,8 +44,9 @@ ITEM_OVERHEAD_BYTES = 100
 @dataclass(frozen=True)
 class Plan:
     """What to measure: the board sizes, the size at which the operations, the mix and the
-    hot boards run, how many requests of the mix (none with 0), and the hot boards' rate and
-    duration."""
+    hot boards run, how many requests of the mix (none with 0), the hot boards' rate and
+    duration; the partitions of the write-sharded boards, the players who play each, and the
+    plays a second their figures are given at."""
 
     sizes: tuple[int, ...]
     operations_size: int
@@ -49,6 +55,9 @@ class Plan:
     hot_seconds: float
     hot_players: int
     seed: int = 42
+    partitions: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    sharded_players: int = 200
+    rate: float = TARGET_RATE
 
 
 @dataclass
@@ -60,6 +69,11 @@ class Results:
     mix: Measured | None = None
     mix_kinds: list[Measured] = field(default_factory=list)
     hot: list[HotResult] = field(default_factory=list)
+    sharded: list[PhaseRun] = field(default_factory=list)
+    top_pages: list[PageCost] = field(default_factory=list)
+    balance: Balance | None = None
+    rate: float = TARGET_RATE
+    """The plays a second the write-sharded boards' figures are given at."""
     storage: dict[str, Any] = field(default_factory=dict)
     loads: dict[int, float] = field(default_factory=dict)
 
@@ -99,7 +113,8 @@ async def measure_size(
 ) -> None:
     """Load a fresh table with ``entries`` players and measure into ``results``: the rank by
     COUNT at this size; at :attr:`Plan.operations_size` (given ``redis_url``) also the rank from
-    the index, every operation, the mix and the hot boards."""
+    the index, every operation, the mix, the hot boards, the write-sharded boards and the
+    top-100 page on each of their partitions."""
     rng = random.Random(plan.seed + entries)
     table = f"capacity-{entries}-{uuid.uuid4().hex[:8]}"
     full = entries == plan.operations_size and redis_url is not None
@@ -136,6 +151,17 @@ async def measure_size(
                     plain, operator, pool, rate=plan.hot_rate, seconds=plan.hot_seconds, rng=rng
                 )
             )
+        results.rate = plan.rate
+        crowd = players[: plan.sharded_players]
+        for operator in Operator:
+            for n in plan.partitions:
+                parts = f"{n} partition{'s' if n > 1 else ''}"
+                log(f"[capacity {entries:,}] {operator.value} board of {parts} ...")
+                results.sharded += await play_sharded(plain, operator, n, crowd, rng)
+        log(f"[capacity {entries:,}] the top 100 on {', '.join(map(str, plan.partitions))} ...")
+        writer = Db(client=inspector, table=table, cursors=CursorCodec(CURSOR_SECRET))
+        results.top_pages = await top_page_costs(plain, writer, plan.partitions, players)
+        results.balance = crowd_balance(plan.partitions)
 
 
 def run(

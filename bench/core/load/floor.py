@@ -9,7 +9,10 @@ service sends together are sent together here. A rank is read from the rank inde
 it). A submission is recorded by the table layer's own :func:`dynamo.play_writes.record_play`
 (one consistent BatchGetItem and each board's Query, then one TransactWriteItems: pure
 aioboto3, no GraphQL), then each board's new entry is ranked from the index, as the service's
-payload asks.
+payload asks. A board's Score items are read where its layout keeps them
+(:func:`dynamo.scores.score_partitions`): on a write-sharded board, a page and each direction
+of a window are one Query per partition, all sent at once (the service sends at most
+``MAX_DYNAMODB_IN_FLIGHT`` of one operation's calls at a time) and merged on their sort keys.
 
 :func:`floor_sender` opens the clients one load-generator process shares and returns the
 function its clients send with.
@@ -18,9 +21,11 @@ function its clients send with.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import heapq
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import aioboto3
@@ -42,7 +47,14 @@ from dynamo.play_writes import record_play
 from dynamo.players import PLAYER
 from dynamo.plays import Play
 from dynamo.ranks import ranks_in_window
-from dynamo.scores import SCORE, SCORE_RANGE_END, ScoreItem, rank_value, score_sk
+from dynamo.scores import (
+    SCORE,
+    SCORE_RANGE_END,
+    ScoreItem,
+    rank_value,
+    score_partitions,
+    score_sk,
+)
 from dynamo.sessions import SESSION
 from dynamo.table import GSI1
 from rankindex.index import RankIndex
@@ -87,21 +99,26 @@ class FloorCalls:
         self.index = index
 
     async def leaderboard_page(self, v: Variables) -> str | None:
-        """The board; its first TOP_N + 1 Score items; the players of the first TOP_N. The
-        ranks of a page from the top follow from the page itself."""
-        board_id = v["leaderboardId"]
-        if await raw_board(self.db, board_id) is None:
+        """The board; the first TOP_N + 1 Score items of each of its partitions (one Query
+        each, at once, merged on their sort keys); the players of the first TOP_N. The ranks
+        of a page from the top follow from the page itself."""
+        read = await raw_board(self.db, v["leaderboardId"])
+        if read is None:
             return "NULL_RESULT"
-        page = await raw_query(
-            self.db,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues=serialize(
-                {":pk": SCORE.pk.fill(leaderboard_id=board_id), ":prefix": SCORE.sk.prefix}
-            ),
-            ScanIndexForward=False,
-            Limit=TOP_N + 1,
+        pages = await asyncio.gather(
+            *(
+                raw_query(
+                    self.db,
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                    ExpressionAttributeValues=serialize({":pk": pk, ":prefix": SCORE.sk.prefix}),
+                    ScanIndexForward=False,
+                    Limit=TOP_N + 1,
+                )
+                for pk in score_partitions(parse(LeaderboardItem, read))
+            )
         )
-        ids = [item["playerId"]["S"] for item in items_of(page)[:TOP_N]]
+        best = _merged([items_of(page) for page in pages], descending=True)
+        ids = [item["playerId"]["S"] for item in islice(best, TOP_N)]
         await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
         return None
 
@@ -235,9 +252,11 @@ class FloorCalls:
     async def _window(
         self, board: LeaderboardItem, entry: ScoreItem
     ) -> tuple[list[ScoreItem], bool]:
-        pk = SCORE.pk.fill(leaderboard_id=board.leaderboard_id)
+        """The entries nearest the player's, above and below: two Queries on each partition
+        of the board, all at once, each direction merged on the sort keys."""
+        pks = score_partitions(board)
         own = score_sk(board, entry)
-        up, down = await asyncio.gather(
+        ups = [
             raw_query(
                 self.db,
                 KeyConditionExpression="pk = :pk AND sk BETWEEN :own AND :end",
@@ -246,7 +265,10 @@ class FloorCalls:
                 ),
                 ScanIndexForward=True,
                 Limit=AROUND + 1,
-            ),
+            )
+            for pk in pks
+        ]
+        downs = [
             raw_query(
                 self.db,
                 KeyConditionExpression="pk = :pk AND sk BETWEEN :start AND :own",
@@ -255,10 +277,14 @@ class FloorCalls:
                 ),
                 ScanIndexForward=False,
                 Limit=AROUND + 1,
-            ),
-        )
-        above = [i for i in items_of(up) if i["sk"]["S"] != own][:AROUND]
-        below = [i for i in items_of(down) if i["sk"]["S"] != own][:AROUND]
+            )
+            for pk in pks
+        ]
+        pages = await asyncio.gather(*ups, *downs)
+        up = _merged([items_of(page) for page in pages[: len(pks)]], descending=False)
+        down = _merged([items_of(page) for page in pages[len(pks) :]], descending=True)
+        above = list(islice((i for i in up if i["sk"]["S"] != own), AROUND))
+        below = list(islice((i for i in down if i["sk"]["S"] != own), AROUND))
         better = [parse(ScoreItem, raw) for raw in reversed(above)]
         worse = [parse(ScoreItem, raw) for raw in below]
         return [*better, entry, *worse], len(better) < AROUND
@@ -280,6 +306,14 @@ class FloorCalls:
             better_than_top=better_than_top,
             listed_before=max(listed, better_than_top),
         )
+
+
+def _merged(parts: Sequence[list[Any]], *, descending: bool) -> Iterator[Any]:
+    """Items of Query pages, each in the order of its sort keys, merged in that order (one
+    partition's page as it is)."""
+    if len(parts) == 1:
+        return iter(parts[0])
+    return heapq.merge(*parts, key=lambda item: item["sk"]["S"], reverse=descending)
 
 
 def _calls(floor: FloorCalls) -> dict[str, Callable[[Variables], Awaitable[str | None]]]:
