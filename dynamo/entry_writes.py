@@ -11,10 +11,11 @@ instance, or lost a race and was retried) does not replace a newer LATEST entry,
 INCREMENT total keeps the newer play as its attainment. When the entry changes, the entry
 guard moves (conditional on still holding the entry that was read), the old Score item goes
 and the new one is put (on a write-sharded board, in the player's partition of it: see
-dynamo/scores.py). A first entry adds one to the player's count shard of the board (see
-dynamo/leaderboards.py). Nothing else of the board is written, not even checked: every item a
-play writes is its player's, or the player's count shard, so that plays of other players on
-the same board never share an item with it.
+dynamo/scores.py). A first entry adds one to the player's count shard of the board, under
+the same partition key as its Score item (see dynamo/leaderboards.py). Nothing else of the
+board is written, not even checked: every item a play writes is its player's, or the
+player's count shard, so that plays of other players on the same board never share an item
+with it, and a first entry writes one partition key of the board.
 """
 
 from __future__ import annotations
@@ -140,7 +141,10 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
     items: list[tuple[str, Any]] = []
     if change.first:
         player_id = change.entry.player_id
-        items.append(("count", count_change(table, board.leaderboard_id, player_id, 1, board.ttl)))
+        count = count_change(
+            table, board.leaderboard_id, player_id, 1, partitions=board.partitions, ttl=board.ttl
+        )
+        items.append(("count", count))
     if not change.changed:
         if change.old is not None:
             # The entry stays as read: on condition that it still stands as read, so that a

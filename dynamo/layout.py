@@ -8,7 +8,7 @@ from typing import Any
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.families import FAMILY
 from dynamo.keys import Entity
-from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, PARTITIONED_ENTRY_COUNT_SHARD
 from dynamo.moderation import MODERATION
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
@@ -21,6 +21,7 @@ ENTITIES: tuple[Entity, ...] = (
     PLAYER,
     LEADERBOARD,
     ENTRY_COUNT_SHARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
     SCORE,
     PARTITIONED_SCORE,
     SESSION,

@@ -1,14 +1,24 @@
 """Leaderboard metadata items and their entry counts: AP9 (by id) and board creation.
 
-A board's ``entryCount`` (players with an entry on it) is kept in count shards, items beside
-the board's own under its partition key: ``#COUNT#<shard>`` for shard 00 to 31, the shard of a
-player chosen by a stable hash of its id. A first entry adds one to its player's shard, a
-removal takes one off it; no write touches the board's own item, which stays as it was created
-(on DynamoDB, a transaction touching an item that another one in flight holds is cancelled, so
-an item that every first entry wrote would let one first entry of a board commit at a time).
-The count is the board item's own ``entryCount`` (0 for a board created since, the count of a
-board created before the shards, which the shards then go on from) plus its shards' sum, and
-one Query reads them all: the shards' sort keys sort just before ``#METADATA``.
+A board's ``entryCount`` (players with an entry on it) is kept in count shards, items with the
+sort key ``#COUNT#<shard>`` (shard 00 to 31) under the partition key of the player's Score
+item: the board's own key ``LEADERBOARD#<id>`` on a board of one partition (ENTRY_COUNT_SHARD),
+the player's partition ``LEADERBOARD#<id>#<partition>`` on a write-sharded board
+(PARTITIONED_ENTRY_COUNT_SHARD; dynamo/scores.py). The stable hash of the player's id picks
+both: its low bits the partition (hash % N), the bits above them the shard ((hash // N) % 32,
+which on a board of one partition is hash % 32). So a board has 32 shards per partition key,
+32·N in all, and a first entry writes one partition key of the board, its player's, whose
+~1,000 write units a second its Score items and its shards share: first entries scale with N.
+
+A first entry adds one to its player's shard, a removal takes one off it; no write touches the
+board's own item, which stays as it was created (on DynamoDB, a transaction touching an item
+that another one in flight holds is cancelled, so an item that every first entry wrote would
+let one first entry of a board commit at a time). The count is the board item's own
+``entryCount`` (0 for a board created since, the count of a board created before the shards,
+which the shards then go on from) plus its shards' sum. On a board of one partition one Query
+reads the item and its shards (their sort keys sort just before ``#METADATA``); on a
+write-sharded board the item is read alone, and its count, only where it is needed
+(:func:`count_entries`), by one Query of each partition's shards, all at once.
 """
 
 from __future__ import annotations
@@ -21,12 +31,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from pydantic import Field
+
 from dynamo.db import Db
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
 from dynamo.reads import query_items
+from dynamo.table import Key
 
 __all__ = [
     "COUNT_SHARDS",
@@ -35,19 +48,25 @@ __all__ = [
     "LEADERBOARD",
     "MAX_PARTITIONS",
     "MAX_SCORE_WIDTH",
+    "PARTITIONED_ENTRY_COUNT_SHARD",
+    "EntryCountShard",
     "LeaderboardItem",
     "Operator",
     "Period",
     "SortOrder",
     "count_change",
+    "count_entries",
+    "count_partitions",
     "count_shard",
     "count_shard_item",
+    "count_shard_key",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
     "is_family_board_id",
     "largest_score",
     "player_hash",
+    "player_partition",
     "read_board",
     "reserved_id_message",
 ]
@@ -56,11 +75,17 @@ LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", s
 ENTRY_COUNT_SHARD = Entity.declare(
     "Entry count shard", pk="LEADERBOARD#{leaderboard_id}", sk="#COUNT#{shard}"
 )
+PARTITIONED_ENTRY_COUNT_SHARD = Entity.declare(
+    "Entry count shard (write-sharded board)",
+    pk="LEADERBOARD#{leaderboard_id}#{partition}",
+    sk="#COUNT#{shard}",
+)
 
 COUNT_SHARDS = 32
-"""Count shards per board (a power of two; the README's "Submitting a score" says why 32):
-two first entries in flight together meet on one shard one time in 32, and a board item with
-all 32 shards is read in one Query of under 4 KB, one read unit."""
+"""Count shards per partition key of a board (a power of two; the README's "Submitting a
+score" says why 32): two first entries of one partition in flight together meet on one shard
+one time in 32, and a partition's 32 shards (with the board's item, on a board of one
+partition) are read in one Query of under 4 KB, one read unit."""
 
 MAX_PARTITIONS = 64
 """The most partition keys a board's Score items may spread over (``partitions``, a power of
@@ -112,6 +137,12 @@ class LeaderboardItem(Item):
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     entry_count: int = 0
+    """The board's ``entryCount``: its item's own plus its count shards', once counted (see
+    ``counted``)."""
+    counted: bool = Field(default=True, exclude=True)
+    """Whether ``entry_count`` holds the count shards' (never stored): False for a
+    write-sharded board read without them (``read_board(..., count=False)``), whose
+    ``entry_count`` is then its item's own only; :func:`count_entries` adds them."""
     partitions: int = 1
     """How many partition keys the board's Score items spread over (a power of two up to
     MAX_PARTITIONS), fixed when the board is created: 1 keeps them all under the board's own
@@ -172,6 +203,9 @@ class EntryCountShard(Item):
     leaderboard_id: str
     shard: str
     """Two digits, 00 to COUNT_SHARDS - 1."""
+    partition: str | None = None
+    """On a write-sharded board, the partition whose players it counts (two digits, as its
+    partition key ends); None on a board of one partition."""
     entry_count: int = 0
     ttl: int | None = None
     """The board's own, for periodic boards: the shard expires with the board."""
@@ -179,44 +213,98 @@ class EntryCountShard(Item):
 
 def player_hash(player_id: str) -> int:
     """A stable hash of a player's id (the same in every process, unlike Python's ``hash``):
-    BLAKE2b, 64 bits. It picks the player's count shard and, on a write-sharded board, the
-    partition of its Score item."""
+    BLAKE2b, 64 bits. It picks the player's partition on a write-sharded board and its count
+    shard."""
     return int.from_bytes(hashlib.blake2b(player_id.encode(), digest_size=8).digest(), "big")
 
 
-def count_shard(player_id: str) -> str:
-    """The count shard of a player's entries, on every board (see :func:`player_hash`)."""
-    return f"{player_hash(player_id) % COUNT_SHARDS:02d}"
+def player_partition(player_id: str, partitions: int) -> str:
+    """The player's partition on a board of ``partitions`` partitions (two digits): the low
+    bits of its hash (``partitions`` is a power of two), which place its Score item and its
+    count shard."""
+    return f"{player_hash(player_id) % partitions:02d}"
 
 
-def count_shard_item(leaderboard_id: str, player_id: str) -> str:
+def count_shard(player_id: str, partitions: int) -> str:
+    """The player's count shard on a board of ``partitions`` partitions (two digits): the bits
+    of its hash above those of its partition, ``(hash // partitions) % COUNT_SHARDS``, so that
+    the players of one partition spread over all of its shards (on a board of one partition,
+    ``hash % COUNT_SHARDS``)."""
+    return f"{player_hash(player_id) // partitions % COUNT_SHARDS:02d}"
+
+
+def _count_shard(
+    leaderboard_id: str, player_id: str, partitions: int
+) -> tuple[Entity, dict[str, str]]:
+    """The entity of the player's count shard of the board, and the values of its key."""
+    values = {"leaderboard_id": leaderboard_id, "shard": count_shard(player_id, partitions)}
+    if partitions == 1:
+        return ENTRY_COUNT_SHARD, values
+    values["partition"] = player_partition(player_id, partitions)
+    return PARTITIONED_ENTRY_COUNT_SHARD, values
+
+
+def count_shard_key(leaderboard_id: str, player_id: str, partitions: int) -> Key:
+    """The key of the player's count shard of a board of ``partitions`` partitions: under the
+    board's own partition key on a board of one, under the player's partition otherwise."""
+    entity, values = _count_shard(leaderboard_id, player_id, partitions)
+    return entity.key(**values)
+
+
+def count_shard_item(leaderboard_id: str, player_id: str, partitions: int) -> str:
     """The player's count shard of the board, as one string (``pk sk``): a key of the
     process's queue of first entries per shard (``Db.counts``)."""
-    return " ".join(
-        ENTRY_COUNT_SHARD.key(leaderboard_id=leaderboard_id, shard=count_shard(player_id))
-    )
+    return " ".join(count_shard_key(leaderboard_id, player_id, partitions))
+
+
+def count_partitions(board: LeaderboardItem) -> list[str]:
+    """The partition keys of a write-sharded board's count shards, in partition order (the
+    keys of its Score items); none for a board of one partition, whose shards its own Query
+    reads with its item."""
+    if board.partitions == 1:
+        return []
+    return [
+        PARTITIONED_ENTRY_COUNT_SHARD.pk.fill(
+            leaderboard_id=board.leaderboard_id, partition=f"{n:02d}"
+        )
+        for n in range(board.partitions)
+    ]
 
 
 def count_change(
-    table: str, leaderboard_id: str, player_id: str, delta: int, ttl: int | None
+    table: str,
+    leaderboard_id: str,
+    player_id: str,
+    delta: int,
+    *,
+    partitions: int,
+    ttl: int | None,
 ) -> dict[str, Any]:
     """The transaction item that adds ``delta`` (1 for a first entry, -1 for an entry taken
-    off) to the player's count shard of the board, creating the shard if need be (with the
-    board's ``ttl``). It has no condition: what makes the count exact is the entry guard's
-    condition in the same transaction, which lets one change of the player's entry through."""
-    shard = count_shard(player_id)
+    off) to the player's count shard of the board (of ``partitions`` partitions), creating the
+    shard if need be (with the board's ``ttl``). It has no condition: what makes the count
+    exact is the entry guard's condition in the same transaction, which lets one change of the
+    player's entry through."""
+    entity, key_values = _count_shard(leaderboard_id, player_id, partitions)
     names = {"#board": "leaderboardId", "#shard": "shard", "#count": "entryCount"}
-    values: dict[str, Any] = {":board": leaderboard_id, ":shard": shard, ":delta": delta}
+    values: dict[str, Any] = {
+        ":board": leaderboard_id,
+        ":shard": key_values["shard"],
+        ":delta": delta,
+    }
     assign = "#board = :board, #shard = :shard"
+    if "partition" in key_values:
+        names["#partition"] = "partition"
+        values[":partition"] = key_values["partition"]
+        assign += ", #partition = :partition"
     if ttl is not None:
         names["#ttl"] = "ttl"
         values[":ttl"] = ttl
         assign += ", #ttl = :ttl"
-    key = ENTRY_COUNT_SHARD.key_attributes(leaderboard_id=leaderboard_id, shard=shard)
     return {
         "Update": {
             "TableName": table,
-            "Key": serialize(key),
+            "Key": serialize(entity.key_attributes(**key_values)),
             "UpdateExpression": f"SET {assign} ADD #count :delta",
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": serialize(values),
@@ -224,29 +312,36 @@ def count_change(
     }
 
 
-async def get_leaderboard(db: Db, leaderboard_id: str) -> LeaderboardItem | None:
-    """AP9 for one id."""
-    return (await get_leaderboards(db, [leaderboard_id]))[0]
+async def get_leaderboard(
+    db: Db, leaderboard_id: str, *, count: bool = True
+) -> LeaderboardItem | None:
+    """AP9 for one id (see :func:`read_board`)."""
+    return (await get_leaderboards(db, [leaderboard_id], count=count))[0]
 
 
 async def get_leaderboards(
-    db: Db, ids: Sequence[str], *, consistent: bool = False
+    db: Db, ids: Sequence[str], *, consistent: bool = False, count: bool = True
 ) -> list[LeaderboardItem | None]:
-    """AP9 for several ids: one result per id, in order, None where missing, each board with
-    its ``entryCount`` (one Query per board, see :func:`read_board`); ``consistent``: with
+    """AP9 for several ids: one result per id, in order, None where missing, each board as
+    :func:`read_board` reads it (with ``count``, with its ``entryCount``); ``consistent``: with
     ConsistentRead."""
     unique = list(dict.fromkeys(ids))
-    found = await asyncio.gather(*(read_board(db, i, consistent=consistent) for i in unique))
+    found = await asyncio.gather(
+        *(read_board(db, i, consistent=consistent, count=count) for i in unique)
+    )
     by_id = dict(zip(unique, found, strict=True))
     return [by_id[i] for i in ids]
 
 
 async def read_board(
-    db: Db, leaderboard_id: str, *, consistent: bool = False
+    db: Db, leaderboard_id: str, *, consistent: bool = False, count: bool = True
 ) -> LeaderboardItem | None:
-    """AP9: the board's item and its count shards in one Query (the sort keys from the
-    shards' ``#COUNT#`` to the item's ``#METADATA``, which no other item's falls between);
-    the board with its ``entryCount`` summed, None when it has no item."""
+    """AP9: the board's item and the count shards under its own key in one Query (the sort
+    keys from the shards' ``#COUNT#`` to the item's ``#METADATA``, which no other item's falls
+    between); None when it has no item. A board of one partition comes with its
+    ``entryCount`` summed. A write-sharded board's shards are under its partitions' keys:
+    with ``count``, they are read then (:func:`count_entries`); without, the board comes
+    without them (``counted`` False), which is all a reader of its rules needs."""
     raw = await query_items(
         db,
         key_condition="pk = :pk AND sk BETWEEN :shards AND :board",
@@ -262,10 +357,45 @@ async def read_board(
     boards = [parse(LeaderboardItem, i) for i in raw if LEADERBOARD.holds(_key(i))]
     if not boards:
         return None
-    shards = sum(
-        parse(EntryCountShard, i).entry_count for i in raw if ENTRY_COUNT_SHARD.holds(_key(i))
+    shards = _shards_sum(raw, ENTRY_COUNT_SHARD)
+    board = boards[0].model_copy(
+        update={
+            "entry_count": boards[0].entry_count + shards,
+            "counted": boards[0].partitions == 1,
+        }
     )
-    return boards[0].model_copy(update={"entry_count": boards[0].entry_count + shards})
+    return await count_entries(db, board, consistent=consistent) if count else board
+
+
+async def count_entries(
+    db: Db, board: LeaderboardItem, *, consistent: bool = False
+) -> LeaderboardItem:
+    """``board`` with its ``entryCount``: as it is when it holds it (``counted``), else with
+    the count shards of each of its partitions added, one Query per partition key (sort keys
+    beginning ``#COUNT#``), all at once (a request's budget sends at most ``max_in_flight``
+    of them at a time: dynamo/budget.py); ``consistent``: with ConsistentRead."""
+    if board.counted:
+        return board
+    found = await asyncio.gather(
+        *(
+            query_items(
+                db,
+                key_condition="pk = :pk AND begins_with(sk, :shards)",
+                values={":pk": pk, ":shards": PARTITIONED_ENTRY_COUNT_SHARD.sk.prefix},
+                limit=COUNT_SHARDS + 1,
+                descending=False,
+                consistent=consistent,
+            )
+            for pk in count_partitions(board)
+        )
+    )
+    shards = sum(_shards_sum(raw, PARTITIONED_ENTRY_COUNT_SHARD) for raw in found)
+    return board.model_copy(update={"entry_count": board.entry_count + shards, "counted": True})
+
+
+def _shards_sum(raw: Sequence[dict[str, Any]], entity: Entity) -> int:
+    """The sum of the count shards of ``entity`` among raw items."""
+    return sum(parse(EntryCountShard, i).entry_count for i in raw if entity.holds(_key(i)))
 
 
 def _key(raw: dict[str, Any]) -> dict[str, str]:

@@ -7,8 +7,9 @@ about no board, or no player, is not in that index.
 
 Removing an entry deletes its Score item and turns its entry guard into a tombstone: the
 guard keeps the removed entry and gains a version, marked ``removed``. The board's
-``entryCount`` drops by one, in the player's count shard of the board (never the board's own
-item, which plays of other players would then share with the removal). The tombstone makes
+``entryCount`` drops by one, in the player's count shard of the board (under the partition key
+of the player's Score item; never the board's own item, which plays of other players would
+then share with the removal). The tombstone makes
 the removal a change like any other for readers of the table's stream (the rank index drops
 the entry), and lets the player's next entry on the board continue the guard's versions; to
 plays, a tombstone is no entry.
@@ -32,7 +33,7 @@ from dynamo.errors import ErrorCode, LeaderboardError, Subject
 from dynamo.ids import new_session_id
 from dynamo.items import Item, key, now, parse, serialize
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
-from dynamo.leaderboards import LEADERBOARD, count_change
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, count_change
 from dynamo.outcomes import watching
 from dynamo.reads import Page, batch_get, query_page, range_page
 from dynamo.resilience import is_backend_failure, outcome_unknown, unavailable
@@ -142,6 +143,7 @@ async def _attempt(
             f"no leaderboard {leaderboard_id!r}",
             Subject.LEADERBOARD,
         )
+    board = parse(LeaderboardItem, found[bkey])
     guard = parse(EntryGuardItem, found[gkey]) if gkey in found else None
     if guard is None or guard.removed:
         raise LeaderboardError(
@@ -157,7 +159,7 @@ async def _attempt(
         player_id=player_id,
     ).model_copy(update={"removed": [removed_entry(guard)], "removed_count": 1})
     items = [
-        *entry_removal_items(db.table, guard, counted=True),
+        *entry_removal_items(db.table, guard, board=board),
         put_action(db.table, action),
     ]
     with watching(f"moderation action {action.action_id}") as write:
@@ -226,26 +228,27 @@ def put_action(table: str, action: ModerationItem) -> dict[str, Any]:
 
 async def removals(db: Db, guards: Sequence[EntryGuardItem], *, erase: bool = False) -> list[Any]:
     """The transaction items that take the entries ``guards`` hold off their boards (see
-    :func:`entry_removal_items`), the boards' items read consistently first: a board that is
-    gone (its time to live ran out) has no count to keep."""
+    :func:`entry_removal_items`), the boards' items read consistently first (their partitions
+    place the count shards): a board that is gone (its time to live ran out) has no count to
+    keep."""
     keys = [LEADERBOARD.key(leaderboard_id=g.leaderboard_id) for g in guards]
-    boards = await batch_get(db, keys, consistent=True)
+    found = await batch_get(db, keys, consistent=True)
     items: list[Any] = []
     for guard, board_key in zip(guards, keys, strict=True):
-        counted = board_key in boards
-        items.extend(entry_removal_items(db.table, guard, counted=counted, erase=erase))
+        board = parse(LeaderboardItem, found[board_key]) if board_key in found else None
+        items.extend(entry_removal_items(db.table, guard, board=board, erase=erase))
     return items
 
 
 def entry_removal_items(
-    table: str, guard: EntryGuardItem, *, counted: bool, erase: bool = False
+    table: str, guard: EntryGuardItem, *, board: LeaderboardItem | None, erase: bool = False
 ) -> list[Any]:
     """The transaction items that take the entry ``guard`` holds off its board, conditional
     on the guard still holding it: its Score item (where the guard says it is) is deleted,
-    and with ``counted`` (False when the board is gone) the board's ``entryCount`` drops by
-    one in the player's count shard, which carries the guard's ``ttl`` (the board's), so that
-    a shard written as the board expires expires with it. The guard becomes a tombstone, or
-    with ``erase`` is deleted."""
+    and but for a ``board`` that is gone (None) the board's ``entryCount`` drops by one in the
+    player's count shard (where the board's partitions put it), which carries the guard's
+    ``ttl`` (the board's), so that a shard written as the board expires expires with it. The
+    guard becomes a tombstone, or with ``erase`` is deleted."""
     condition = {
         "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
         "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
@@ -263,8 +266,17 @@ def entry_removal_items(
             "Put": {"TableName": table, "Item": serialize(ENTRY_GUARD.item(tombstone)), **condition}
         }
     items = [guard_item, {"Delete": {"TableName": table, "Key": key(*guard.score_key)}}]
-    if counted:
-        items.append(count_change(table, guard.leaderboard_id, guard.player_id, -1, guard.ttl))
+    if board is not None:
+        items.append(
+            count_change(
+                table,
+                guard.leaderboard_id,
+                guard.player_id,
+                -1,
+                partitions=board.partitions,
+                ttl=guard.ttl,
+            )
+        )
     return items
 
 

@@ -1,8 +1,9 @@
 """Recording a play: one play written on one or more boards in ONE TransactWriteItems.
 
 A play is read (one consistent BatchGetItem: the player, its entry guard on each board, and
-the play record when the client names the play; beside it, each board with its count by one
-consistent Query), decided per board by the board's operator, then written at once: the
+the play record when the client names the play; beside it, each board by one consistent Query,
+which on a board of one partition brings its count along; a write-sharded board's count
+shards are not read), decided per board by the board's operator, then written at once: the
 Session, the player's statistics, each board's entry change (and a first entry's count), and
 the play record. Conditions make a race with another play of the same player cancel the
 transaction rather than lose an update; a cancelled transaction is read again and retried a
@@ -187,7 +188,7 @@ async def _attempt(
     keys = [pkey, *(_guard_key(play.player_id, t) for t in targets)]
     found, boards = await asyncio.gather(
         batch_get(db, [*keys, *([rkey] if rkey else [])], consistent=True),
-        get_leaderboards(db, [t.leaderboard_id for t in targets], consistent=True),
+        get_leaderboards(db, [t.leaderboard_id for t in targets], consistent=True, count=False),
     )
     if rkey is not None and rkey in found:
         return replay(parse(PlayRecord, found[rkey]), play, digest)
@@ -207,7 +208,7 @@ async def _attempt(
                 changes[n] = _decide(found, created, play, target, session_id, at)
                 continue
             # Another play created it first: play on the board that stands, read again.
-            again = await read_board(db, target.leaderboard_id, consistent=True)
+            again = await read_board(db, target.leaderboard_id, consistent=True, count=False)
             if again is None:
                 raise _Retry(at_once=True)
             changes[n] = _decide(found, again, play, target, session_id, at)
@@ -230,7 +231,11 @@ async def _attempt(
             add(role, op)
 
     shards = sorted(
-        {count_shard_item(c.board.leaderboard_id, play.player_id) for c in changes if c.first}
+        {
+            count_shard_item(c.board.leaderboard_id, play.player_id, c.board.partitions)
+            for c in changes
+            if c.first
+        }
     )
     async with AsyncExitStack() as queued:
         # A first entry waits for this process's other first entries counted in its shard
@@ -256,9 +261,7 @@ async def _attempt(
                 leaderboard_id=c.board.leaderboard_id,
                 entry=c.entry,
                 improved=c.changed,
-                board=c.board
-                if not c.first
-                else c.board.model_copy(update={"entry_count": c.board.entry_count + 1}),
+                board=_after(c),
                 version=c.version if c.changed else None,
                 first=c.first,
                 previous_rank_value=c.previous_rank_value,
@@ -266,6 +269,15 @@ async def _attempt(
             for c in changes
         ],
     )
+
+
+def _after(change: EntryChange) -> LeaderboardItem:
+    """The board as the play leaves it: a first entry adds one to a count that was read (a
+    write-sharded board's was not: its count is read when asked for)."""
+    board = change.board
+    if not change.first or not board.counted:
+        return board
+    return board.model_copy(update={"entry_count": board.entry_count + 1})
 
 
 def _guard_key(player_id: str, target: _Target) -> tuple[str, str]:

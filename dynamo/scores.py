@@ -10,11 +10,12 @@ A board of one partition (``partitions`` 1, the default) keeps its Score items u
 partition key, ``LEADERBOARD#<id>`` (SCORE). A write-sharded board (``partitions`` N, a power
 of two up to 64) spreads them over N partition keys, ``LEADERBOARD#<id>#<shard>`` with shard
 ``00`` to N - 1 (PARTITIONED_SCORE), a player's shard chosen by the stable hash of its id
-that also picks its count shard (dynamo/leaderboards.py): each partition key takes its own
-~1,000 write units a second. The sort keys are the same in either layout, so the board's
-order (best first, ties earlier first, then by player id) is the descending order of the sort
-keys across all its partitions, and a read of the whole board merges its partitions on them
-(:func:`top_scores`; dynamo/ranks.py for ranks and windows).
+(:func:`dynamo.leaderboards.player_partition`), under which its count shard is kept too
+(dynamo/leaderboards.py): each partition key takes its own ~1,000 write units a second. The
+sort keys are the same in either layout, so the board's order (best first, ties earlier
+first, then by player id) is the descending order of the sort keys across all its partitions,
+and a read of the whole board merges its partitions on them (:func:`top_scores`;
+dynamo/ranks.py for ranks and windows).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dynamo.cursors import CursorShape
 from dynamo.db import Db
 from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
-from dynamo.leaderboards import LeaderboardItem, SortOrder, player_hash
+from dynamo.leaderboards import LeaderboardItem, SortOrder, player_partition
 from dynamo.merged_reads import merged_page
 from dynamo.metadata import Metadata
 from dynamo.reads import Page, query_page, range_page
@@ -133,7 +134,7 @@ def holds_score(item: Mapping[str, Any]) -> bool:
 
 
 def _shard(board: LeaderboardItem, player_id: str) -> str:
-    return f"{player_hash(player_id) % board.partitions:02d}"
+    return player_partition(player_id, board.partitions)
 
 
 def score_entity(board: LeaderboardItem) -> Entity:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,7 +17,6 @@ from gql.scalars import Long
 from gql.scores import Rank, Score
 from resolvers import families, leaderboards
 from resolvers.context import Context
-from resolvers.dependencies import EntryCount
 
 if TYPE_CHECKING:
     from gql.families import LeaderboardFamily
@@ -87,10 +87,12 @@ class Leaderboard:
     def partitions(self) -> int:
         return self.item.partitions
 
-    @strawberry.field(description="Number of players with an entry on this board.")
-    def entry_count(self, info: Info[Context, None]) -> int:
-        info.context.depends(EntryCount(self.item.leaderboard_id))
-        return self.item.entry_count
+    @strawberry.field(
+        description="Number of players with an entry on this board.", graphql_type=int
+    )
+    def entry_count(self, info: Info[Context, None]) -> int | Awaitable[int]:
+        # Synchronous when the board's read brought its count (a board of one partition).
+        return leaderboards.resolve_entry_count(info.context, self.item)
 
     @strawberry.field(
         description="When DynamoDB may delete this board and its entries (periodic boards)."

@@ -229,7 +229,7 @@ class RankIndex:
         only if newer than what the rebuild read). Returns the number of entries."""
         zset, meta, state, pending = board_keys(self.namespace, board_id)
         built_zset, built_meta = f"{zset}:built", f"{meta}:built"
-        board = await get_leaderboard(db, board_id)
+        board = await get_leaderboard(db, board_id, count=False)
         if board is None:
             raise LookupError(f"no leaderboard {board_id!r}")
         await self.redis.set(state, "building")
@@ -254,7 +254,7 @@ class RankIndex:
         """Compare the index with the table; a board that differs is marked stale (readers
         fall back to the table until it is rebuilt)."""
         zset, _, state, _ = board_keys(self.namespace, board_id)
-        board = await get_leaderboard(db, board_id)
+        board = await get_leaderboard(db, board_id, count=False)
         if board is None:
             raise LookupError(f"no leaderboard {board_id!r}")
         table: dict[str, int] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from datetime import datetime
 from functools import partial
 
@@ -18,7 +19,7 @@ from dynamo.reads import Page
 from dynamo.scores import ScoreItem
 from resolvers.changes import writing
 from resolvers.context import Context
-from resolvers.dependencies import BoardRules, first_page
+from resolvers.dependencies import BoardRules, EntryCount, first_page
 from resolvers.erased import existing_players
 from resolvers.inputs import (
     check_new_board,
@@ -35,6 +36,7 @@ from resolvers.ranks import WindowRanks, check_window_size
 __all__ = [
     "create_leaderboard",
     "resolve_around",
+    "resolve_entry_count",
     "resolve_leaderboard",
     "resolve_rank_of",
     "resolve_ranks_of",
@@ -46,6 +48,20 @@ async def resolve_leaderboard(ctx: Context, leaderboard_id: str) -> LeaderboardI
     board_id = clean_id(leaderboard_id, "id")
     ctx.depends(BoardRules(board_id))
     return await ctx.loaders.leaderboard.load(board_id)
+
+
+def resolve_entry_count(ctx: Context, board: LeaderboardItem) -> int | Awaitable[int]:
+    """The board's ``entryCount``: at hand when the board's read brought it (a board of one
+    partition), else read from the count shards of a write-sharded board's partitions."""
+    ctx.depends(EntryCount(board.leaderboard_id))
+    if board.counted:
+        return board.entry_count
+    return _read_count(ctx, board)
+
+
+async def _read_count(ctx: Context, board: LeaderboardItem) -> int:
+    count = await ctx.loaders.entry_count.load(board.leaderboard_id)
+    return board.entry_count if count is None else count
 
 
 async def resolve_top_scores(
@@ -118,13 +134,14 @@ async def resolve_around(
     if entry is None or board is None:
         return None
     window, from_top = await ranks.around(ctx.db, board, entry, before, after)
-    ranked, present = await asyncio.gather(
+    ranked, present, count = await asyncio.gather(
         ctx.ranks.window_ranks(board, window, from_top=from_top),
         existing_players(ctx, [e.player_id for e in window] if with_players else []),
+        ctx.loaders.entry_count.load(leaderboard_id),
     )
     for item in window:
         ctx.loaders.entry.prime((item.player_id, leaderboard_id), item)
-    total = max([board.entry_count, *ranked])
+    total = max([count or 0, *ranked])
     kept = present if with_players else [True] * len(window)
     return [RankInfo.of(e, r, total) for e, r, k in zip(window, ranked, kept, strict=True) if k]
 

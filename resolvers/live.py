@@ -32,16 +32,19 @@ class Top:
 async def _read_top(
     db: Db, board_id: str, size: int, *, consistent: bool, known: LeaderboardItem | None
 ) -> Top:
-    """The board (one Query) and its top (one Query per partition) at once, then their
-    players (BatchGetItem); ``consistent``: the board and its top with ConsistentRead. The top
+    """The board (one Query; a write-sharded board without its count, which a push asking
+    for it reads then) and its top (one Query per partition) at once, then their players
+    (BatchGetItem); ``consistent``: the board and its top with ConsistentRead. The top
     is read with the partitions of the board ``known`` from an earlier read (a board's never
     change); without one, or should the board read now have others, once the board is read."""
     if known is None:
-        [board] = await leaderboards.get_leaderboards(db, [board_id], consistent=consistent)
+        [board] = await leaderboards.get_leaderboards(
+            db, [board_id], consistent=consistent, count=False
+        )
         page = await _top(db, board, size, consistent)
     else:
         [board], page = await asyncio.gather(
-            leaderboards.get_leaderboards(db, [board_id], consistent=consistent),
+            leaderboards.get_leaderboards(db, [board_id], consistent=consistent, count=False),
             _top(db, known, size, consistent),
         )
         if board is not None and board.partitions != known.partitions:

@@ -10,6 +10,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from aiodataloader import DataLoader
@@ -25,6 +26,7 @@ from resolvers.rank_source import RankInfo, RankSource
 
 __all__ = [
     "EntryByPlayerBoardLoader",
+    "EntryCountByBoardLoader",
     "LeaderboardByIdLoader",
     "Loaders",
     "PlayerByIdLoader",
@@ -91,8 +93,10 @@ class PlayerByIdLoader(_Loader[str, PlayerItem]):
 
 
 class LeaderboardByIdLoader(_Loader[str, LeaderboardItem]):
-    """AP9: board metadata by id, one GetItem/BatchGetItem per tick; with ConsistentRead
-    when ``consistent`` says so of any of the boards."""
+    """AP9: boards by id, one Query each per tick; with ConsistentRead when ``consistent``
+    says so of any of the boards. A board of one partition comes with its ``entryCount``; a
+    write-sharded board without it (``counted`` False: :class:`EntryCountByBoardLoader` reads
+    it where it is asked for)."""
 
     def __init__(self, db: Db, consistent: Callable[[str], bool]) -> None:
         super().__init__(db)
@@ -100,7 +104,44 @@ class LeaderboardByIdLoader(_Loader[str, LeaderboardItem]):
 
     async def fetch(self, keys: list[str]) -> list[LeaderboardItem | None]:
         consistent = any(self.consistent(k) for k in keys)
-        return await leaderboards.get_leaderboards(self.db, keys, consistent=consistent)
+        return await leaderboards.get_leaderboards(
+            self.db, keys, consistent=consistent, count=False
+        )
+
+
+class EntryCountByBoardLoader(_Loader[str, int]):
+    """A board's ``entryCount`` by its id: the count the board's own read brought (a board of
+    one partition: no further call), else its count shards, one Query per partition of a
+    write-sharded board. Read with ConsistentRead when ``consistent`` says so of the board, or
+    when this request wrote the board (:meth:`written`)."""
+
+    def __init__(self, db: Db, board: LeaderboardByIdLoader) -> None:
+        super().__init__(db)
+        self.board = board
+        self._written: set[str] = set()
+
+    def written(self, board_id: str) -> None:
+        """This request changed the board's count, or may have: it is read again, with
+        ConsistentRead, when next asked for."""
+        self._written.add(board_id)
+        self.clear(board_id)
+
+    async def fetch(self, keys: list[str]) -> list[int | None]:
+        boards = await self.board.load_many(keys)
+        counted = await asyncio.gather(
+            *(
+                leaderboards.count_entries(
+                    self.db,
+                    board,
+                    consistent=board.leaderboard_id in self._written
+                    or self.board.consistent(board.leaderboard_id),
+                )
+                for board in boards
+                if board is not None
+            )
+        )
+        found = {board.leaderboard_id: board.entry_count for board in counted}
+        return [found.get(k) for k in keys]
 
 
 class SessionByKeyLoader(_Loader[tuple[str, str], SessionItem]):
@@ -132,11 +173,13 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         db: Db,
         entry: EntryByPlayerBoardLoader,
         board: LeaderboardByIdLoader,
+        count: EntryCountByBoardLoader,
         source: RankSource,
     ) -> None:
         super().__init__(db)
         self.entry = entry
         self.board = board
+        self.count = count
         self.source = source
         self.known: dict[tuple[str, str], ScoreItem] = {}
 
@@ -179,7 +222,10 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
             if entry is not None and board is not None:
                 by_board.setdefault(board.leaderboard_id, (board, []))[1].append(entry)
         ranked = await asyncio.gather(
-            *(self.source.rank_entries(board, es) for board, es in by_board.values())
+            *(
+                self.source.rank_entries(board, es, partial(self.count.load, board_id))
+                for board_id, (board, es) in by_board.items()
+            )
         )
         return {(r.player_id, r.leaderboard_id): r for rs in ranked for r in rs}
 
@@ -188,6 +234,7 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
 class Loaders:
     player: PlayerByIdLoader
     leaderboard: LeaderboardByIdLoader
+    entry_count: EntryCountByBoardLoader
     session: SessionByKeyLoader
     entry: EntryByPlayerBoardLoader
     rank: RankByPlayerBoardLoader
@@ -200,10 +247,22 @@ class Loaders:
         ``consistent``: whether a board's item is read with ConsistentRead."""
         entry = EntryByPlayerBoardLoader(db)
         leaderboard = LeaderboardByIdLoader(db, consistent)
+        entry_count = EntryCountByBoardLoader(db, leaderboard)
         return cls(
             player=PlayerByIdLoader(db),
             leaderboard=leaderboard,
+            entry_count=entry_count,
             session=SessionByKeyLoader(db),
             entry=entry,
-            rank=RankByPlayerBoardLoader(db, entry, leaderboard, ranks),
+            rank=RankByPlayerBoardLoader(db, entry, leaderboard, entry_count, ranks),
         )
+
+    def board_written(self, board: LeaderboardItem) -> None:
+        """This request wrote ``board`` as it now stands (the board as a play left it): later
+        fields read it from here, and its count too when it holds it; a count it does not
+        hold is read again, with ConsistentRead."""
+        board_id = board.leaderboard_id
+        self.leaderboard.clear(board_id).prime(board_id, board)
+        self.entry_count.written(board_id)
+        if board.counted:
+            self.entry_count.prime(board_id, board.entry_count)

@@ -61,6 +61,7 @@ async def remove_entry(
         written.boards.append(board)
     ctx.loaders.entry.clear((player, board))
     ctx.loaders.leaderboard.clear(board)
+    ctx.loaders.entry_count.written(board)
     ctx.broker.publish(board)
     return action
 
@@ -146,4 +147,5 @@ def _changed(ctx: Context, player: str, boards: list[str]) -> None:
     for board in dict.fromkeys(boards):
         ctx.loaders.entry.clear((player, board))
         ctx.loaders.leaderboard.clear(board)
+        ctx.loaders.entry_count.written(board)
         ctx.broker.publish(board)

@@ -110,7 +110,7 @@ async def submit_score(ctx: Context, args: PlayArguments) -> PlayResult:
         loaders.entry.clear(key).prime(key, board.entry)
         loaders.rank.know(board.entry)
         if board.board is not None:
-            loaders.leaderboard.clear(board.leaderboard_id).prime(board.leaderboard_id, board.board)
+            loaders.board_written(board.board)
     loaders.session.prime((play.player_id, result.session.session_id), result.session)
     if not result.duplicate:
         for board_id, change in changes.items():

@@ -10,8 +10,9 @@ decline too: the table answers, and the request's log line counts the fallback
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -113,10 +114,15 @@ class RankSource:
         return answered
 
     async def rank_entries(
-        self, board: LeaderboardItem, entries: Sequence[ScoreItem]
+        self,
+        board: LeaderboardItem,
+        entries: Sequence[ScoreItem],
+        entry_count: Callable[[], Awaitable[int | None]],
     ) -> list[RankInfo]:
         """Ranks of entries read from the table (or just written), one per entry: each
-        counted against the board's other entries."""
+        counted against the board's other entries. The index gives the board's total with the
+        ranks; otherwise ``entry_count`` reads it, beside the COUNTs (on a write-sharded board
+        its count shards are read only then)."""
         if self.index is not None:
             asks: dict[str, list[tuple[str, str | None]]] = {
                 board.leaderboard_id: [
@@ -132,14 +138,16 @@ class RankSource:
                     for e, a in zip(entries, answers, strict=True)
                     if a is not None
                 ]
-        better = await ranks.better_counts(self.db, board, entries)
+        better, total = await asyncio.gather(
+            ranks.better_counts(self.db, board, entries), entry_count()
+        )
         ranked = []
         for entry in entries:
             count = better[rank_value(entry.score, board.score_width, board.sort_order)]
             # entryCount is kept by the transactions that add and take entries (in the
             # board's count shards); max() keeps the answer coherent when an entry read is
             # fresher than the board and its count.
-            ranked.append(RankInfo.of(entry, count + 1, max(board.entry_count, count + 1)))
+            ranked.append(RankInfo.of(entry, count + 1, max(total or 0, count + 1)))
         return ranked
 
     async def window_ranks(

@@ -31,8 +31,9 @@ The Session items are the record of every play; everything else must follow from
 - every board's ``entryCount`` (its item's own plus its count shards') is the number of
   distinct players with a session on it (a session that counts, after any removal of the
   player's entry there); on a board whose item counts none itself (every board created since
-  the count shards), each shard counts exactly the players whose shard it is, and carries the
-  board's ttl;
+  the count shards), each shard counts exactly the players whose shard it is (on a board of N
+  partitions, the players of its partition whose shard it is, under that partition's key: a
+  shard anywhere else counts none), and carries the board's ttl;
 - every item's key attributes (``pk``, ``sk``, GSI keys) are the ones its attributes imply;
 - a ``submissionId`` is recorded by at most one session, and its play record points at it;
 - every session names existing boards, each open at the time it was played;
@@ -62,11 +63,13 @@ from dynamo.layout import entity_of
 from dynamo.leaderboards import (
     ENTRY_COUNT_SHARD,
     LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
     EntryCountShard,
     LeaderboardItem,
     Operator,
     SortOrder,
     count_shard,
+    player_partition,
 )
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
@@ -292,10 +295,10 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
         board = LeaderboardItem.model_validate(raw)
         snap.boards[board.leaderboard_id] = board
         expected = LEADERBOARD.keys_of(board)
-    elif entity is ENTRY_COUNT_SHARD:
+    elif entity is ENTRY_COUNT_SHARD or entity is PARTITIONED_ENTRY_COUNT_SHARD:
         shard = EntryCountShard.model_validate(raw)
         snap.shards.setdefault(shard.leaderboard_id, []).append(shard)
-        expected = ENTRY_COUNT_SHARD.keys_of(shard)
+        expected = entity.keys_of(shard)
     elif entity is SCORE or entity is PARTITIONED_SCORE:
         score = ScoreItem.model_validate(raw)
         pair = (score.player_id, score.leaderboard_id)
@@ -726,10 +729,11 @@ def _check_boards(snap: Snapshot, by_pair: Mapping[Pair, list[SessionItem]]) -> 
 def _check_shards(
     board: LeaderboardItem, shards: Sequence[EntryCountShard], entered: set[str]
 ) -> list[Violation]:
-    """A board whose item counts none itself: each shard counts its players, with the board's
-    ttl."""
-    expected = Counter(count_shard(p) for p in entered)
-    counted = {s.shard: s.entry_count for s in shards if s.entry_count}
+    """A board whose item counts none itself: each shard counts its players (on a
+    write-sharded board, those of its partition), with the board's ttl."""
+    n = board.partitions
+    expected = Counter(_shard_name(_partition(p, n), count_shard(p, n)) for p in entered)
+    counted = {_shard_name(s.partition, s.shard): s.entry_count for s in shards if s.entry_count}
     found = []
     if counted != dict(expected):
         found.append(
@@ -742,14 +746,26 @@ def _check_shards(
         )
     for shard in shards:
         if shard.ttl != board.ttl:
+            name = _shard_name(shard.partition, shard.shard)
             found.append(
                 Violation(
                     Kind.ENTRY_TTL,
-                    f"board {board.leaderboard_id} shard {shard.shard}",
+                    f"board {board.leaderboard_id} shard {name}",
                     f"the shard's ttl is {shard.ttl}, the board's {board.ttl}",
                 )
             )
     return found
+
+
+def _partition(player_id: str, partitions: int) -> str | None:
+    """The partition a player's count shard is under: None on a board of one partition."""
+    return player_partition(player_id, partitions) if partitions > 1 else None
+
+
+def _shard_name(partition: str | None, shard: str) -> str:
+    """A count shard as a violation names it: ``07``, or ``03/07`` for shard 07 of partition
+    03 of a write-sharded board."""
+    return shard if partition is None else f"{partition}/{shard}"
 
 
 def _check_submissions(snap: Snapshot) -> list[Violation]:

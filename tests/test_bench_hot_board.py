@@ -27,7 +27,12 @@ from bench.hot_board.report import hot_board_markdown, targets
 from bench.hot_board.results import CaseResult, HotBoardResult, PhaseResult
 from bench.hot_board.run import HotOptions, Plan, measure_cases, prepare
 from bench.hot_board.table import open_direct
-from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, read_board
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
+    read_board,
+)
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE
 from faultproxy import ItemKey
@@ -36,7 +41,11 @@ from tests.conftest import PATIENT
 
 T = "t"
 SHARD_A = ItemKey.of(T, **ENTRY_COUNT_SHARD.key_attributes(leaderboard_id="b", shard="03"))
-SHARD_B = ItemKey.of(T, **ENTRY_COUNT_SHARD.key_attributes(leaderboard_id="b", shard="17"))
+SHARD_B = ItemKey.of(
+    T,
+    **PARTITIONED_ENTRY_COUNT_SHARD.key_attributes(leaderboard_id="b", partition="02", shard="17"),
+)
+"""A count shard of a write-sharded board, under one of its partitions."""
 BOARD = ItemKey.of(T, **LEADERBOARD.key_attributes(leaderboard_id="b"))
 ENTRY = ItemKey.of(
     T,
@@ -48,7 +57,8 @@ PLAYER_ITEM = ItemKey.of(T, **PLAYER.key_attributes(player_id="p"))
 
 
 def test_conflicts_are_classified_by_the_kind_of_item() -> None:
-    assert [kind_of(k) for k in (SHARD_A, BOARD, ENTRY, PLAYER_ITEM)] == [
+    assert [kind_of(k) for k in (SHARD_A, SHARD_B, BOARD, ENTRY, PLAYER_ITEM)] == [
+        COUNT_SHARDS,
         COUNT_SHARDS,
         "Leaderboard",
         "Score",

@@ -47,8 +47,8 @@ async def test_top_100_with_player_names_is_one_query_and_one_batch_get(api: Api
     )
     assert len(data["leaderboard"]["topScores"]["edges"]) == 100
     assert all(e["node"]["player"]["name"] for e in data["leaderboard"]["topScores"]["edges"])
-    # The board itself, with its count, is one Query (AP9); the 100 entries another (one per
-    # partition, merged); their players one batch.
+    # The board itself is one Query (AP9; a write-sharded board's count, not asked for, is
+    # not read); the 100 entries another (one per partition, merged); their players one batch.
     assert api.calls == {"Query": 1 + api.partitions, "BatchGetItem": 1}
 
 
@@ -80,9 +80,31 @@ async def test_submit_score_is_two_reads_at_once_and_one_transaction(api: Api) -
     api.reset_calls()
     result = await api.submit("p000", "global", 5)
     assert result["errors"] == []
-    # The player and its entry guard in one BatchGetItem, beside it the board with its count
-    # in one Query, then the transaction.
+    # The player and its entry guard in one BatchGetItem, beside it the board in one Query
+    # (with its count shards on one partition; a write-sharded board's are not read), then
+    # the transaction.
     assert api.calls == {"BatchGetItem": 1, "Query": 1, "TransactWriteItems": 1}
+
+
+def _shards(api: Api) -> int:
+    """The Queries that read a board's count beyond the board's own: one per partition of a
+    write-sharded board (a board of one partition has its count with its item)."""
+    return 0 if api.partitions == 1 else api.partitions
+
+
+@each_layout
+async def test_a_boards_count_is_read_only_when_asked_for(api: Api) -> None:
+    await _populate(api, 5, ["global"])
+    api.reset_calls()
+    data = await api.gql('{ leaderboard(id: "global") { name partitions } }')
+    assert data["leaderboard"] == {"name": "global", "partitions": api.partitions}
+    assert api.calls == {"Query": 1}
+
+    api.reset_calls()
+    data = await api.gql('{ leaderboard(id: "global") { name entryCount } }')
+    assert data["leaderboard"] == {"name": "global", "entryCount": 5}
+    # The board's Query, then a write-sharded board's count shards: one Query per partition.
+    assert api.calls == {"Query": 1 + _shards(api)}
 
 
 @each_layout
@@ -100,8 +122,13 @@ async def test_submit_score_with_rank_adds_only_the_count(api: Api) -> None:
     assert payload["rank"] == {"rank": 1, "total": 5}
     assert payload["score"]["leaderboard"] == {"id": "global", "entryCount": 5}
     # The board as the play read it is the payload's: its Query, and one COUNT for the rank
-    # (one per partition).
-    assert api.calls == {"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1 + api.partitions}
+    # (one per partition); a write-sharded board's count, which the play did not read, by one
+    # Query per partition (once for the rank's total and the board's entryCount).
+    assert api.calls == {
+        "BatchGetItem": 1,
+        "TransactWriteItems": 1,
+        "Query": 1 + api.partitions + _shards(api),
+    }
 
 
 @each_layout
@@ -119,9 +146,14 @@ async def test_ranks_and_best_scores_on_several_boards_are_batched_per_tick(api:
     assert player["ra"]["score"] == player["ba"]
     # GetItem: the player. Beside it, the rank loader reads the three entries from their
     # guards in one BatchGetItem (bestScore(a) is then one of them, no AP4 Query) and the
-    # three boards with their counts in one Query each, and counts each rank with one COUNT
-    # Query (one per partition).
-    assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 3 + 3 * api.partitions}
+    # three boards in one Query each, and counts each rank with one COUNT Query (one per
+    # partition), beside each total (a write-sharded board's count shards, one Query per
+    # partition).
+    assert api.calls == {
+        "GetItem": 1,
+        "BatchGetItem": 1,
+        "Query": 3 + 3 * api.partitions + 3 * _shards(api),
+    }
 
 
 @each_layout
@@ -136,16 +168,16 @@ async def test_a_profile_counts_each_rank_once(api: Api) -> None:
     player = (await api.gql(f'{{ player(id: "p002") {{ {fields} }} }}'))["player"]
     assert player["bestScore"]["rank"] == player["ranks"][0]["rank"]
     # GetItem: the player. BatchGetItem: the three entries from their guards. Query: each
-    # board with its count, and one COUNT per board (per partition of each).
-    n = api.partitions
+    # board, and one COUNT per board (per partition of each) beside its total.
+    n = api.partitions + _shards(api)
     assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 3 + 3 * n}
 
     # players(ids) does not look ahead: bestScore(a) reads the Score item (AP4).
     api.reset_calls()
     listed = (await api.gql(f'{{ players(ids: ["p002"]) {{ {fields} }} }}'))["players"][0]
     assert listed == player
-    # GetItem: the player. BatchGetItem: the entries of b and c. Query: AP4, each board with
-    # its count, then one COUNT per board (per partition of each).
+    # GetItem: the player. BatchGetItem: the entries of b and c. Query: AP4, each board,
+    # then one COUNT per board (per partition of each) beside its total.
     assert api.calls == {"GetItem": 1, "BatchGetItem": 1, "Query": 4 + 3 * n}
 
 
@@ -163,13 +195,13 @@ async def test_a_player_asked_only_for_ranks_is_not_read_when_it_holds_an_entry(
     api.reset_calls()
     data = await api.gql(query, {"p": "p002", "b": "a"})
     assert data["player"] == {"__typename": "Player", "id": "p002", "rank": {"rank": 2, "total": 4}}
-    # The entry (AP4) and the board with its count, then one COUNT (one per partition).
-    assert api.calls == {"Query": 2 + api.partitions}
+    # The entry (AP4) and the board, then one COUNT (one per partition) beside the total.
+    assert api.calls == {"Query": 2 + api.partitions + _shards(api)}
 
     api.reset_calls()
     data = await api.gql(query, {"p": "idle", "b": "a"})
     assert data["player"] == {"__typename": "Player", "id": "idle", "rank": None}
-    # The entry (none) and the board with its count, then the player.
+    # The entry (none) and the board, then the player.
     assert api.calls == {"GetItem": 1, "Query": 2}
 
     data = await api.gql(query, {"p": "nobody", "b": "a"})

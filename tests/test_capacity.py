@@ -29,7 +29,13 @@ from bench.capacity.sizes import item_size, number_size, read_units, write_units
 from bench.capacity.units import call_units
 from bench.core.workload import player_id
 from dynamo.items import now
-from dynamo.leaderboards import LeaderboardItem, Operator, Period, count_shard
+from dynamo.leaderboards import (
+    LeaderboardItem,
+    Operator,
+    Period,
+    count_shard,
+    player_partition,
+)
 from dynamo.scores import score_partition
 from dynamo.sessions import SESSION
 from dynamo.table import GSI2
@@ -111,8 +117,13 @@ def test_the_cost_of_a_million_requests_follows_the_on_demand_prices() -> None:
 
 # -- a write-sharded board's figures --------------------------------------------------------
 
-EVEN = Balance(players=0, score_keys={1: 1.0, 16: 1 / 16, 64: 1 / 64}, count_shard=1 / 32)
-"""Every key and count shard holding exactly its even share of the players."""
+EVEN = Balance(
+    players=0,
+    score_keys={1: 1.0, 16: 1 / 16, 64: 1 / 64},
+    count_shards={1: 1 / 32, 16: 1 / 512, 64: 1 / 2048},
+)
+"""Every key and count shard holding exactly its even share of the players: 32 count shards
+under each of the N keys."""
 
 
 def _run(
@@ -147,18 +158,34 @@ def _run(
     )
 
 
-def test_first_entries_on_16_partitions_are_bound_by_the_count_shards_key_and_shards() -> None:
-    # Every play a first entry: 2 WCU on the board's own key (its count shard), 2 on its
-    # Score key, and a count shard held.
-    burst = _run(16, FIRST_ENTRIES, board_key=200.0, score_keys=200.0, count_shard=100)
+def test_first_entries_on_one_partition_are_bound_by_the_boards_key() -> None:
+    # Every play a first entry: 2 WCU for its Score item and 2 for its count shard, both on
+    # the board's own key; a count shard (1 of 32) held.
+    burst = _run(1, FIRST_ENTRIES, board_key=400.0, count_shard=100)
     f = figures(burst, TARGET_RATE, EVEN)
-    assert (f.board_key_wcu, f.score_key_wcu, f.busiest_wcu) == (20_000.0, 1_250.0, 20_000.0)
+    assert (f.board_key_wcu, f.score_key_wcu) == (40_000.0, 0.0)
     assert f.busiest_key == "the board's own"
-    assert f.partition_bound == 500.0
+    assert f.partition_bound == 250.0
     assert (f.hottest_item, f.hottest_transactions) == ("count shard", 312.5)
     assert f.conflict_bound == 3_200.0
-    assert f.ceiling == 500.0
-    assert not f.within_target
+    assert f.ceiling == 250.0
+
+
+def test_first_entries_on_n_partitions_spread_over_its_n_keys_and_32_n_shards() -> None:
+    # Every play a first entry: 2 WCU for its Score item and 2 for its count shard, both on
+    # its player's Score key; nothing on the board's own key; a count shard (1 of 32·N) held.
+    on_16 = figures(_run(16, FIRST_ENTRIES, score_keys=400.0, count_shard=100), TARGET_RATE, EVEN)
+    assert (on_16.board_key_wcu, on_16.score_key_wcu, on_16.busiest_wcu) == (0.0, 2_500.0, 2_500.0)
+    assert on_16.busiest_key == "a Score key"
+    assert on_16.partition_bound == 4_000.0
+    assert (on_16.hottest_item, on_16.hottest_transactions) == ("count shard", 19.53125)
+    assert on_16.conflict_bound == 51_200.0
+    assert on_16.ceiling == 4_000.0
+    assert not on_16.within_target  # 2,500 WCU/s on the busiest key
+    on_64 = figures(_run(64, FIRST_ENTRIES, score_keys=400.0, count_shard=100), TARGET_RATE, EVEN)
+    assert (on_64.score_key_wcu, on_64.hottest_transactions) == (625.0, 4.8828125)
+    assert on_64.ceiling == 16_000.0
+    assert on_64.within_target
 
 
 def test_steady_changes_spread_over_the_score_keys_and_hold_no_shared_item() -> None:
@@ -207,15 +234,19 @@ def test_the_busiest_key_share_is_its_players_over_all_players() -> None:
     even = [p for ids in by_key.values() for p in ids[:3]]
     assert len(even) == 12
     assert crowd_balance([4], even).score_keys == {4: 0.25}
-    one_shard = [player_id(n) for n in range(1, 4000) if count_shard(player_id(n)) == "07"]
-    assert crowd_balance([4], one_shard[:10]) == Balance(10, {4: 1.0}, 1.0)
+    one_shard = [
+        player_id(n)
+        for n in range(1, 20_000)
+        if (player_partition(player_id(n), 4), count_shard(player_id(n), 4)) == ("02", "07")
+    ]
+    assert crowd_balance([4], one_shard[:10]) == Balance(10, {4: 1.0}, {4: 1.0})
 
 
 def test_the_target_verdict_names_the_fewest_partitions_and_the_shards_first_entries_need() -> None:
     runs = [
-        _run(16, FIRST_ENTRIES, board_key=200.0, score_keys=200.0, count_shard=100),
+        _run(16, FIRST_ENTRIES, score_keys=400.0, count_shard=100),
         _run(16, STEADY, score_keys=400.0),
-        _run(64, FIRST_ENTRIES, board_key=200.0, score_keys=200.0, count_shard=100),
+        _run(64, FIRST_ENTRIES, score_keys=400.0, count_shard=100),
         _run(64, STEADY, score_keys=400.0),
     ]
     doc = sharded_document(runs, [], EVEN, rate=TARGET_RATE)
@@ -226,11 +257,18 @@ def test_the_target_verdict_names_the_fewest_partitions_and_the_shards_first_ent
         (STEADY, False),
     ]
     assert target["fewest_partitions_in_steady_play"] == {"LATEST": 64}
-    # 10,000 first entries a second at 50 transactions a second per count shard.
+    # 10,000 first entries a second at 50 transactions a second per count shard; N = 16 has
+    # 32 under each of its keys.
     assert target["count_shards_for_first_entries"] == 200
+    assert target["count_shards_at_target"] == 512
+    # First entries are bound by the Score keys, as steady changes are: N times one key.
     assert doc["choosing_partitions"] == [
-        {"partitions": 16, "steady_plays_per_second": 4_000.0, "first_entries_per_second": 500.0},
-        {"partitions": 64, "steady_plays_per_second": 16_000.0, "first_entries_per_second": 500.0},
+        {"partitions": 16, "steady_plays_per_second": 4_000.0, "first_entries_per_second": 4_000.0},
+        {
+            "partitions": 64,
+            "steady_plays_per_second": 16_000.0,
+            "first_entries_per_second": 16_000.0,
+        },
     ]
 
 
@@ -351,7 +389,7 @@ def test_every_operator_and_partitions_is_played_in_both_phases(measured_run: Re
         assert run.other_wcu == 0.0
 
 
-def test_a_first_entry_writes_its_count_shard_on_the_boards_key_and_its_score_on_its_own(
+def test_a_first_entry_writes_its_count_shard_beside_its_score_on_one_key_of_the_board(
     measured_run: Results,
 ) -> None:
     crowd = [player_id(n) for n in range(1, TEST_PLAN.sharded_players + 1)]
@@ -360,18 +398,22 @@ def test_a_first_entry_writes_its_count_shard_on_the_boards_key_and_its_score_on
         four = _sharded(measured_run, operator, 4, FIRST_ENTRIES)
         for run in (one, four):
             assert run.first_entries == run.changed == run.plays
-            # Every first entry holds its player's count shard (2 WCU in the transaction).
+            # Every first entry holds its player's count shard (2 WCU in the transaction),
+            # and writes one partition key of the board.
             assert run.count_shard_transactions == run.plays
-            assert run.per_play(run.board_key_wcu_by_item["count shards"]) == 2.0
+            assert run.board_keys_per_transaction == 1
             # Session, player and entry guard on the player's key, 2 WCU each.
             assert run.per_play(run.player_wcu) == 6.0
             # The Session's entry under its game, in the index every play of a game writes.
             assert run.busiest_index_key == f"{GSI2} {SESSION.indexes[GSI2][0].fill(game_id=GAME)}"
             assert run.per_play(run.busiest_index_wcu) == 2.0
             assert set(run.shared_items) <= {"count shards"}
-        # One partition: the Score item beside the count shards; four: on the player's key.
+        # One partition: the Score item and the count shard on the board's own key; four:
+        # both on the player's Score key, nothing on the board's own.
+        assert one.per_play(one.board_key_wcu_by_item["count shards"]) == 2.0
         assert (one.per_play(one.board_key_wcu), one.per_play(one.score_keys_wcu)) == (4.0, 0.0)
-        assert (four.per_play(four.board_key_wcu), four.per_play(four.score_keys_wcu)) == (2.0, 2.0)
+        assert four.per_play(four.score_keys_wcu_by_item["count shards"]) == 2.0
+        assert (four.per_play(four.board_key_wcu), four.per_play(four.score_keys_wcu)) == (0.0, 4.0)
         board = LeaderboardItem(
             leaderboard_id=sharded_board_id(operator, 4),
             name="",
@@ -390,6 +432,7 @@ def test_a_steady_play_writes_only_its_players_keys_and_the_change_of_its_entry(
             run = _sharded(measured_run, operator, n, STEADY)
             assert run.first_entries == 0
             assert run.count_shard_transactions == 0
+            assert run.board_keys_per_transaction <= 1
             assert run.shared_items == {}
             # 4 WCU a change of entry (the old Score item deleted, the new one put), none for
             # an entry that stays.

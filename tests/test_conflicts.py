@@ -373,7 +373,9 @@ async def test_the_service_retries_a_first_entry_cancelled_for_a_conflict_on_its
     first instead.)"""
     first_player = "p1"
     second_player = next(
-        p for p in (f"p{n}" for n in range(2, 1000)) if count_shard(p) == count_shard(first_player)
+        p
+        for p in (f"p{n}" for n in range(2, 1000))
+        if count_shard(p, 1) == count_shard(first_player, 1)
     )
     for player in (first_player, second_player):
         await api.create_player(player)
@@ -387,7 +389,7 @@ async def test_the_service_retries_a_first_entry_cancelled_for_a_conflict_on_its
     await proxy.wait_conflicts(1)
     released.set()
     assert [p["errors"] for p in await asyncio.gather(first, second)] == [[], []]
-    pk, sk = ENTRY_COUNT_SHARD.key(leaderboard_id="b", shard=count_shard(first_player))
+    pk, sk = ENTRY_COUNT_SHARD.key(leaderboard_id="b", shard=count_shard(first_player, 1))
     # The shard's item, and it alone, was in conflict; the board's own item in no transaction.
     assert conflicts.conflicted.keys() == {ItemKey.of(settings.table, pk=pk, sk=sk)}
     assert conflicts.conflicts.keys() == {TRANSACT}

@@ -14,8 +14,15 @@ from typing import Any
 import pytest
 
 from dynamo.items import serialize
-from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, count_shard, get_leaderboard
-from dynamo.scores import SCORE, score_partitions
+from dynamo.layout import entity_of
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
+    count_shard_key,
+    get_leaderboard,
+)
+from dynamo.scores import SCORE, holds_score, score_partition, score_partitions
 from faultproxy import FaultProxy, ItemKey
 from faultproxy.conflicts import TransactionConflicts
 from leaderboard.config import Settings
@@ -57,9 +64,14 @@ def _boards_held(conflicts: TransactionConflicts, table: str, boards: Sequence[s
     )
 
 
+def _is_shard(item: ItemKey) -> bool:
+    """Whether an item is a count shard, of a board of either layout."""
+    return entity_of(dict(item.key)) in (ENTRY_COUNT_SHARD, PARTITIONED_ENTRY_COUNT_SHARD)
+
+
 def _not_shards(conflicts: TransactionConflicts) -> list[ItemKey]:
     """The conflicted items that are not count shards."""
-    return [item for item in conflicts.conflicted if not ENTRY_COUNT_SHARD.holds(dict(item.key))]
+    return [item for item in conflicts.conflicted if not _is_shard(item)]
 
 
 async def _entries_on(api: Api, board_id: str) -> int:
@@ -143,27 +155,32 @@ async def test_plays_naming_several_boards_never_conflict(
 
 
 async def _new_period(api: Api, players: Sequence[str]) -> None:
-    """Players, and a daily family whose board of 2026-11-21 no play has entered yet."""
+    """Players, and a daily family (of the test's partitions) whose board of 2026-11-21 no
+    play has entered yet."""
     for p in players:
         await api.create_player(p)
     await api.gql(
-        """mutation { createLeaderboardFamily(input: {id: "duel", name: "Duel",
-           period: DAILY}) { errors { code } } }"""
+        """mutation($n: Int!) { createLeaderboardFamily(input: {id: "duel", name: "Duel",
+           period: DAILY, partitions: $n}) { errors { code } } }""",
+        {"n": api.partitions},
     )
 
 
 NEW_BOARD = "duel.daily.2026-11-21"
 
 
+@each_layout
 async def test_the_first_plays_of_a_new_period_meet_on_no_item_in_one_process(
     api: Api, settings: Settings, proxy: FaultProxy
 ) -> None:
     """Midnight on a daily family: every player's first play of the day is a first entry on a
     board that does not exist yet. One conditional PutItem creates it; the plays'
     transactions hold their players' items and count shards, and one process queues the first
-    entries counted in one shard (the 32 players share 22 of the 32 shards)."""
+    entries counted in one shard (on one partition the 32 players share 22 of its 32 shards;
+    on four, 26 of their 128)."""
     players = [f"p{n:02d}" for n in range(32)]
-    assert len({count_shard(p) for p in players}) == 22
+    shards = {count_shard_key(NEW_BOARD, p, api.partitions) for p in players}
+    assert len(shards) == {1: 22, 4: 26}[api.partitions]
     await _new_period(api, players)
     api.clock.set("2026-11-21T00:00:30+00:00")
     conflicts = proxy.emulate_conflicts(hold=HOLD)
@@ -181,6 +198,7 @@ async def test_the_first_plays_of_a_new_period_meet_on_no_item_in_one_process(
     assert await check_table(api.db.client, api.db.table) == []
 
 
+@each_layout
 @pytest.mark.parametrize("instances", [CONFLICTS], indirect=True)
 async def test_the_first_plays_of_a_new_period_through_several_instances_meet_only_on_count_shards(
     instances: list[Api], settings: Settings, proxy: FaultProxy
@@ -208,6 +226,40 @@ async def test_the_first_plays_of_a_new_period_through_several_instances_meet_on
     assert conflicts.admitted["TransactWriteItems"] == 16
     assert proxy.received["TransactWriteItems"] == 16 + conflicts.total
     assert await check_table(api.db.client, api.db.table) == []
+
+
+@each_layout
+async def test_a_first_entry_holds_one_key_of_the_board_its_players_score_key(
+    api: Api, settings: Settings, proxy: FaultProxy
+) -> None:
+    """Of the board, a first entry's transaction holds its player's Score item and count
+    shard, both under the player's Score key: the board's own key on a board of one
+    partition, the player's partition key on a write-sharded board, whose first entries then
+    spread over its N keys."""
+    players = [f"p{n:02d}" for n in range(16)]
+    await api.create_board("b")
+    for p in players:
+        await api.create_player(p)
+    board = await get_leaderboard(api.db, "b", count=False)
+    assert board is not None
+    assert board.partitions == api.partitions
+    conflicts = proxy.emulate_conflicts(hold=HOLD)
+
+    outcomes = await asyncio.gather(*(_play(api, p, 5, leaderboardId="b") for p in players))
+    assert outcomes == [[]] * 16
+    assert conflicts.admitted["TransactWriteItems"] == 16
+    keys = {*score_partitions(board), LEADERBOARD.pk.fill(leaderboard_id="b")}
+    held = [dict(item.key) for item in conflicts.held if dict(item.key)["pk"] in keys]
+    scores = sorted((k["pk"], k["sk"].rsplit("#", 1)[1]) for k in held if holds_score(k))
+    assert scores == sorted((score_partition(board, p), p) for p in players)
+    shards = {(k["pk"], k["sk"]) for k in held if entity_of(k) is not None and not holds_score(k)}
+    assert shards == {count_shard_key("b", p, api.partitions) for p in players}
+    assert len(held) == len(scores) + len(shards)  # nothing else of the board
+    # Each player's count shard under its Score item's key: one key of the board each.
+    for p in players:
+        assert count_shard_key("b", p, api.partitions)[0] == score_partition(board, p)
+    assert len({pk for pk, _ in scores}) == api.partitions
+    assert await _entry_count(api, "b") == 16
 
 
 @each_layout

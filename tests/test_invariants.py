@@ -15,7 +15,8 @@ from ulid import ULID
 from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.items import serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem
+from dynamo.layout import entity_of
+from dynamo.leaderboards import LEADERBOARD, PARTITIONED_ENTRY_COUNT_SHARD, LeaderboardItem
 from dynamo.players import PLAYER
 from dynamo.scores import SCORE, ScoreItem, holds_score, rank_value, sort_values, tie_value
 from dynamo.sessions import SESSION, SessionItem
@@ -307,4 +308,31 @@ async def test_the_checker_finds_a_score_item_outside_its_players_partition(api:
     await _put(api.db, raw)
     assert await check_table(api.db.client, api.db.table, single_writer=True) == [
         Violation(Kind.GUARD_MISMATCH, subject, f"guard scorePk {wrong!r} vs {right!r}")
+    ]
+
+
+async def test_the_checker_finds_a_count_shard_outside_its_players_partition(api: Api) -> None:
+    """On a write-sharded board a player's count shard is under its Score key: the same count
+    under another partition's key is a miscount there, though the board's total holds."""
+    await api.create_board("best", partitions=4)
+    await api.create_player("p1")
+    assert (await api.submit("p1", "best", 100))["errors"] == []
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == []
+    items = await _items(api.db)
+    (raw,) = [i for i in items if entity_of(i) is PARTITIONED_ENTRY_COUNT_SHARD]
+    right, shard = raw["partition"], raw["shard"]
+    assert raw["pk"] == f"LEADERBOARD#best#{right}"
+    wrong = next(p for p in (f"{n:02d}" for n in range(4)) if p != right)
+
+    await api.db.client.delete_item(
+        TableName=api.db.table, Key=serialize({"pk": raw["pk"], "sk": raw["sk"]})
+    )
+    await _put(api.db, {**raw, "pk": f"LEADERBOARD#best#{wrong}", "partition": wrong})
+    assert await check_table(api.db.client, api.db.table, single_writer=True) == [
+        Violation(
+            Kind.ENTRY_COUNT,
+            "board best",
+            f"its shards count {{'{wrong}/{shard}': 1}}, its players' shards are"
+            f" {{'{right}/{shard}': 1}}",
+        )
     ]

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 
-from dynamo.leaderboards import count_shard
+from dynamo.leaderboards import (
+    LeaderboardItem,
+    Period,
+    count_shard,
+    count_shard_key,
+    player_partition,
+)
+from dynamo.scores import score_partition, score_partitions
+from tests.boards import T0
 from tests.conftest import Api
 from tests.scan import scan_items
 
@@ -38,7 +47,7 @@ async def test_scan_shows_the_designed_keys(api: Api) -> None:
     assert (player["lifetimeScore"], player["gamesPlayed"]) == (1234 + 99 + 4321, 3)
 
     # The board's item is as created; its count is in the count shard of alice's first entry.
-    shard = f"#COUNT#{count_shard('alice')}"
+    shard = f"#COUNT#{count_shard('alice', 1)}"
     assert re.fullmatch(r"#COUNT#\d{2}", shard)
     for board in ("global", "laps"):
         meta = rows[(f"LEADERBOARD#{board}", "#METADATA")]
@@ -102,8 +111,8 @@ async def test_a_write_sharded_board_keeps_each_score_item_in_its_player_partiti
 ) -> None:
     """``partitions: 4``: each Score item under ``LEADERBOARD#<id>#<shard>``, the shard the
     player's BLAKE2b hash (8 bytes, big-endian) mod 4, and its guard holding that partition;
-    the board's item, count shards and every other item where a board of one partition has
-    them."""
+    each player's count shard under the same key, shard (hash // 4) mod 32; the board's item
+    and every other item where a board of one partition has them."""
     players = [f"p{n}" for n in range(12)]
     for p in players:
         await api.create_player(p)
@@ -112,9 +121,14 @@ async def test_a_write_sharded_board_keeps_each_score_item_in_its_player_partiti
         assert (await api.submit(p, "wide", 100 + n))["errors"] == []
     assert (await api.submit("p0", "wide", 500))["errors"] == []  # moves p0's Score item
 
+    def hashed(player: str) -> int:
+        return int.from_bytes(hashlib.blake2b(player.encode(), digest_size=8).digest(), "big")
+
     def shard(player: str) -> str:
-        digest = hashlib.blake2b(player.encode(), digest_size=8).digest()
-        return f"{int.from_bytes(digest, 'big') % 4:02d}"
+        return f"{hashed(player) % 4:02d}"
+
+    def counter(player: str) -> tuple[str, str]:
+        return f"LEADERBOARD#wide#{shard(player)}", f"#COUNT#{hashed(player) // 4 % 32:02d}"
 
     rows = {(i["pk"], i["sk"]): i for i in await scan_items(api.db)}
     scores = {k: v for k, v in rows.items() if k[1].startswith("SCORE#")}
@@ -132,10 +146,44 @@ async def test_a_write_sharded_board_keeps_each_score_item_in_its_player_partiti
     board = rows[("LEADERBOARD#wide", "#METADATA")]
     assert (board["partitions"], board["entryCount"]) == (4, 0)
     counted = {k: v for k, v in rows.items() if k[1].startswith("#COUNT#")}
-    assert {pk for pk, _ in counted} == {"LEADERBOARD#wide"}
-    assert sum(v["entryCount"] for v in counted.values()) == 12
+    assert {k: v["entryCount"] for k, v in counted.items()} == Counter(map(counter, players))
+    for (pk, sk), item in counted.items():
+        assert item == {
+            "pk": pk,
+            "sk": sk,
+            "leaderboardId": "wide",
+            "partition": pk.removeprefix("LEADERBOARD#wide#"),
+            "shard": sk.removeprefix("#COUNT#"),
+            "entryCount": item["entryCount"],
+        }
+    # No count shard under the board's own key, which no first entry wrote.
+    assert not any(pk == "LEADERBOARD#wide" for pk, _ in counted)
 
 
 def scores_sk(scores: dict[tuple[str, str], dict[str, object]], player: str) -> str:
     ((sk,),) = [(sk,) for (_, sk), v in scores.items() if v["playerId"] == player]
     return sk
+
+
+def test_a_board_has_32_count_shards_under_each_partition_key_each_of_one_partition() -> None:
+    """A player's count shard is under its Score key: on N partitions the board has 32·N
+    shards, and no two players of different partitions ever share one; on one partition the
+    shard is the one of the board's key that the player's hash mod 32 picks."""
+    players = [f"player-{n:06d}" for n in range(1, 20_001)]
+    for n in (1, 2, 4, 16, 64):
+        board = LeaderboardItem(
+            leaderboard_id="b", name="b", period=Period.GLOBAL, partitions=n, created_at=T0
+        )
+        by_shard: dict[tuple[str, str], set[str]] = {}
+        for p in players:
+            key = count_shard_key("b", p, n)
+            assert key[0] == score_partition(board, p)
+            by_shard.setdefault(key, set()).add(player_partition(p, n))
+        assert all(len(partitions) == 1 for partitions in by_shard.values())
+        # 20,000 players fill every shard of 64 partitions (2,048), ten to a shard on average.
+        assert len(by_shard) == 32 * n
+        assert {pk for pk, _ in by_shard} == set(score_partitions(board))
+    for p in players[:100]:
+        digest = hashlib.blake2b(p.encode(), digest_size=8).digest()
+        shard = f"#COUNT#{int.from_bytes(digest, 'big') % 32:02d}"
+        assert count_shard_key("b", p, 1) == ("LEADERBOARD#b", shard)

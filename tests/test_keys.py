@@ -13,7 +13,14 @@ from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.families import FAMILY
 from dynamo.keys import Template
 from dynamo.layout import ENTITIES, entity_of
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
+from dynamo.leaderboards import (
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
+    LeaderboardItem,
+    Period,
+    SortOrder,
+)
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, SCORE_RANGE_END, ScoreItem, sort_values
@@ -125,6 +132,8 @@ def test_a_score_and_its_guard_derive_their_sort_key_from_the_board() -> None:
         (("PLAYER#p", "SESSION#01ARZ3NDEKTSV4RRFFQ69G5FAV"), SESSION),
         (("PLAYER#p", "SUBMISSION#0f8fad5b-d9cb-469f-a165-70867728950e"), PLAY_RECORD),
         (("FAMILY#arena", "#METADATA"), FAMILY),
+        (("LEADERBOARD#b", "#COUNT#07"), ENTRY_COUNT_SHARD),
+        (("LEADERBOARD#b#03", "#COUNT#07"), PARTITIONED_ENTRY_COUNT_SHARD),
         (("PLAYER#p", "ENTRY#arena.daily.2026-11-21"), ENTRY_GUARD),
         (("LEADERBOARD#b", "SCORE#0042"), None),  # a sort key missing its parts
         (("PLAYER#", "#METADATA"), None),  # an empty id

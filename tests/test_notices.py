@@ -14,6 +14,7 @@ from dynamo.keys import Entity
 from dynamo.leaderboards import (
     ENTRY_COUNT_SHARD,
     LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
     EntryCountShard,
     LeaderboardItem,
     Period,
@@ -120,14 +121,19 @@ def test_a_board_item_gives_a_notice_unless_only_its_entry_count_moved() -> None
     assert notices_of(record("REMOVE", renamed, None)) == [Notice(NoticeKind.BOARD, "b")]
 
 
-def test_a_count_shard_gives_no_notice_and_no_index_change() -> None:
+@pytest.mark.parametrize("partition", [None, "03"])
+def test_a_count_shard_gives_no_notice_and_no_index_change(partition: str | None) -> None:
     """A first entry, a removal and an erasure each change a count shard and an entry guard in
-    one transaction: the guard's notice tells of the count (its entry came or went)."""
+    one transaction: the guard's notice tells of the count (its entry came or went). So on a
+    board of one partition (the shard under the board's key) and on a write-sharded one (under
+    a partition's)."""
+    entity = ENTRY_COUNT_SHARD if partition is None else PARTITIONED_ENTRY_COUNT_SHARD
 
     def record(event: str, old: EntryCountShard | None, new: EntryCountShard | None) -> Any:
-        return _record(event, ENTRY_COUNT_SHARD, old, new, leaderboard_id="b", shard="07")
+        key = {"leaderboard_id": "b", "shard": "07", "partition": partition or ""}
+        return _record(event, entity, old, new, **key)
 
-    one = EntryCountShard(leaderboard_id="b", shard="07", entry_count=1)
+    one = EntryCountShard(leaderboard_id="b", shard="07", partition=partition, entry_count=1)
     two = one.model_copy(update={"entry_count": 2})
     for shard_record in (
         record("INSERT", None, one),

@@ -16,7 +16,14 @@ from itertools import islice
 from typing import Any
 
 from bench.access_patterns.raw_submit import raw_submit_score
-from bench.core.raw_dynamo import items_of, raw_batch_get, raw_board, raw_get, raw_query
+from bench.core.raw_dynamo import (
+    items_of,
+    raw_batch_get,
+    raw_board,
+    raw_count_shards,
+    raw_get,
+    raw_query,
+)
 from bench.core.workload import TOP_N, Variables
 from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD
@@ -45,6 +52,12 @@ class RawCalls:
         """The board; the first TOP_N + 1 Score items of each of its partitions, at once,
         merged on their sort keys; the players of the first TOP_N."""
         await raw_board(self.db, v["id"])
+        ids = await self._top_ids(v["id"])
+        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
+
+    async def _top_ids(self, board_id: str) -> list[str]:
+        """The players of the board's first TOP_N entries: TOP_N + 1 Score items of each of
+        its partitions, at once, merged on their sort keys."""
         pages = await asyncio.gather(
             *(
                 raw_query(
@@ -54,11 +67,10 @@ class RawCalls:
                     ScanIndexForward=False,
                     Limit=TOP_N + 1,
                 )
-                for pk in score_partitions(self.boards[v["id"]])
+                for pk in score_partitions(self.boards[board_id])
             )
         )
-        ids = [item["playerId"]["S"] for item in _merged(pages, TOP_N)]
-        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
+        return [item["playerId"]["S"] for item in _merged(pages, TOP_N)]
 
     async def player(self, v: Variables) -> None:
         await raw_get(self.db, PLAYER.key(player_id=v["id"]))
@@ -175,8 +187,15 @@ class RawCalls:
 
     async def leaderboard_page(self, v: Variables) -> None:
         """The first page of a board: the same calls as :meth:`top_scores` (the ranks of a
-        page from the top follow from the page itself)."""
-        await self.top_scores({"id": v["leaderboardId"]})
+        page from the top follow from the page itself), and beside its Score Queries a
+        write-sharded board's count shards, one Query per partition (the page shows its
+        entryCount)."""
+        board_id = v["leaderboardId"]
+        await raw_board(self.db, board_id)
+        counted = asyncio.ensure_future(raw_count_shards(self.db, self.boards[board_id]))
+        ids = await self._top_ids(board_id)
+        await counted
+        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def profile_page(self, v: Variables) -> None:
         """The player; then together its entry guards, the boards (the player's standing on

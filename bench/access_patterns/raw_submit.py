@@ -93,7 +93,11 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
         },
     ]
     if old is None:
-        ops.append(count_change(table, board_id, sub.player_id, 1, board.ttl))
+        ops.append(
+            count_change(
+                table, board_id, sub.player_id, 1, partitions=board.partitions, ttl=board.ttl
+            )
+        )
     if improved:
         guard: dict[str, Any] = {
             "TableName": table,

@@ -3,11 +3,12 @@ the write units a second its busiest partition key receives at a given rate of p
 transactions a second its hottest item is in, and the plays a second each allows.
 
 **The partition-key bound.** DynamoDB serves about :data:`PARTITION_WCU` write units a second
-per partition key. At R plays a second, the board's own key (``LEADERBOARD#<id>``: its count
-shards and, on a board of one partition, its Score items) receives R times the units a play
-writes there; a board of N partitions spreads its Score items over N keys by a hash of the
-player, and the busiest of them receives R times the units a play writes on the Score keys
-times that key's share of the players (:class:`Balance`: among :data:`CROWD` players, a little
+per partition key. At R plays a second, the board's own key (``LEADERBOARD#<id>``: on a board
+of one partition, its Score items and its count shards) receives R times the units a play
+writes there; a board of N partitions spreads its Score items, and with them its count shards,
+over N keys by a hash of the player, and the busiest of them receives R times the units a play
+writes on the Score keys (a first entry's count shard among them) times that key's share of
+the players (:class:`Balance`: among :data:`CROWD` players, a little
 over 1/N). The busiest of the board's keys bounds its plays a second at the rate that brings
 it to :data:`PARTITION_WCU`.
 
@@ -15,8 +16,9 @@ it to :data:`PARTITION_WCU`.
 :data:`HOLD_SECONDS`, and DynamoDB cancels another that touches one of them meanwhile, so one
 item can be in at most :data:`ITEM_TRANSACTIONS` transactions a second. The board's hottest
 item is the one the largest share of its plays hold: the board's item (which no play holds),
-or the busiest of its :data:`~dynamo.leaderboards.COUNT_SHARDS` count shards, which the first
-entries of its players hold (a little over 1/32 of first entries). A Score item or an entry
+or the busiest of its count shards, :data:`~dynamo.leaderboards.COUNT_SHARDS` under each of its
+N partition keys, which the first entries of its players hold (a little over 1/(32·N) of first
+entries). A Score item or an entry
 guard is one player's. At R plays a second the hottest item is in R times its share
 transactions a second, and the conflict bound is the rate that brings it to
 :data:`ITEM_TRANSACTIONS`.
@@ -38,7 +40,7 @@ from bench.capacity.hot import PARTITION_WCU
 from bench.capacity.sharded import FIRST_ENTRIES, STEADY, PhaseRun
 from bench.core.workload import player_id
 from dynamo.items import now
-from dynamo.leaderboards import COUNT_SHARDS, LeaderboardItem, Period, count_shard
+from dynamo.leaderboards import COUNT_SHARDS, LeaderboardItem, Period, count_shard_key
 from dynamo.scores import score_partition
 
 __all__ = [
@@ -82,12 +84,13 @@ def busiest_share(keys: Iterable[str]) -> float:
 
 @dataclass(frozen=True)
 class Balance:
-    """Among ``players`` players, the share of them whose Score items the busiest of N
-    partition keys holds (``score_keys`` by N), and that the busiest count shard counts."""
+    """Among ``players`` players, on a board of N partitions, the share of them whose Score
+    items the busiest of its N partition keys holds (``score_keys`` by N), and that the
+    busiest of its 32·N count shards counts (``count_shards`` by N)."""
 
     players: int
     score_keys: Mapping[int, float]
-    count_shard: float
+    count_shards: Mapping[int, float]
 
     def document(self) -> dict[str, Any]:
         """The shares, as the JSON report holds them (times the even share: 1.0 is even)."""
@@ -96,7 +99,9 @@ class Balance:
             "busiest_score_key_over_even": {
                 str(n): round(s * n, 4) for n, s in self.score_keys.items()
             },
-            "busiest_count_shard_over_even": round(self.count_shard * COUNT_SHARDS, 4),
+            "busiest_count_shard_over_even": {
+                str(n): round(s * n * COUNT_SHARDS, 4) for n, s in self.count_shards.items()
+            },
         }
 
 
@@ -106,7 +111,7 @@ def crowd_balance(partitions: Sequence[int], players: Sequence[str] | None = Non
     player's Score partition and count shard."""
     ids = players if players is not None else [player_id(n) for n in range(1, CROWD + 1)]
     at = now()
-    shares = {}
+    shares, shards = {}, {}
     for n in partitions:
         board = LeaderboardItem(
             leaderboard_id="balance",
@@ -116,7 +121,8 @@ def crowd_balance(partitions: Sequence[int], players: Sequence[str] | None = Non
             created_at=at,
         )
         shares[n] = busiest_share(score_partition(board, p) for p in ids)
-    return Balance(len(ids), shares, busiest_share(count_shard(p) for p in ids))
+        shards[n] = busiest_share(" ".join(count_shard_key("balance", p, n)) for p in ids)
+    return Balance(len(ids), shares, shards)
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,8 @@ def figures(run: PhaseRun, rate: float, balance: Balance) -> Figures:
     board_key = run.per_play(run.board_key_wcu)
     score_key = run.per_play(run.score_keys_wcu) * balance.score_keys.get(run.partitions, 1.0)
     board_item = run.per_play(run.board_item_transactions)
-    count_shard = run.per_play(run.count_shard_transactions) * balance.count_shard
+    shard_share = balance.count_shards.get(run.partitions, 1.0)
+    count_shard = run.per_play(run.count_shard_transactions) * shard_share
     if board_item == count_shard == 0:
         hottest, share = "none", 0.0
     elif board_item >= count_shard:
@@ -254,9 +261,9 @@ def choosing_partitions(rows: Sequence[tuple[PhaseRun, Figures]]) -> list[dict[s
 def target_verdict(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> dict[str, Any]:
     """The target's verdict on ``rows`` (each phase with its figures at ``rate``): on
     :data:`TARGET_PARTITIONS` partitions, each operator and phase within the bounds or not;
-    in steady play, the fewest partitions within them per operator; and the count shards
-    that would keep each within :data:`TARGET_ITEM_TRANSACTIONS` at ``rate`` first entries a
-    second."""
+    in steady play, the fewest partitions within them per operator; the count shards that
+    would keep each within :data:`TARGET_ITEM_TRANSACTIONS` at ``rate`` first entries a
+    second, and those a board of :data:`TARGET_PARTITIONS` has (32 per partition key)."""
     at_target = [(run, f) for run, f in rows if run.partitions == TARGET_PARTITIONS]
     fewest: dict[str, int | None] = {}
     for run, f in rows:
@@ -285,4 +292,5 @@ def target_verdict(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> dic
         ],
         "fewest_partitions_in_steady_play": fewest,
         "count_shards_for_first_entries": math.ceil(rate / TARGET_ITEM_TRANSACTIONS),
+        "count_shards_at_target": COUNT_SHARDS * TARGET_PARTITIONS,
     }

@@ -98,8 +98,9 @@ class HotResult:
 
 
 def item_kind(sk: str) -> str:
-    """What an item under a board's own partition key is, by its sort key: one of its Score
-    items, one of its count shards, or the board's item."""
+    """What an item under one of a board's partition keys is, by its sort key: one of its
+    Score items, one of its count shards (under its own key, or a write-sharded board's Score
+    keys: the same sort keys), or the board's item."""
     if SCORE.sk.match(sk) is not None:
         return "Score items"
     return "count shards" if ENTRY_COUNT_SHARD.sk.match(sk) is not None else "board item"

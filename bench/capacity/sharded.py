@@ -8,11 +8,12 @@ what ``submitScore`` calls), each player once (``first entries``: every play a f
 new daily board at midnight), then each once more (``steady``: every player already entered;
 the play changes its entry or not by the board's operator and the score drawn). Every
 DynamoDB request is recorded with the items it wrote (:mod:`bench.capacity.recorder`), and its
-write units are grouped by partition key: the board's own (``LEADERBOARD#<id>``: its item, its
-count shards and, on a board of one partition, its Score items), the board's Score partition
-keys (N > 1), the players' own (``PLAYER#<id>``), and each index partition key. The
-transactions that held the board's item, a count shard, or an item some other player's play
-held too are counted. Units are counts, not timings: what a play writes does not depend on
+write units are grouped by partition key: the board's own (``LEADERBOARD#<id>``: its item and,
+on a board of one partition, its Score items and count shards), the board's Score partition
+keys (N > 1: its Score items and its count shards), the players' own (``PLAYER#<id>``), and
+each index partition key. The transactions that held the board's item, a count shard, or an
+item some other player's play held too are counted, and the most keys of the board one
+transaction wrote. Units are counts, not timings: what a play writes does not depend on
 how fast plays arrive, so :mod:`bench.capacity.ceiling` turns these into the figures at any
 rate.
 """
@@ -90,7 +91,11 @@ class PhaseRun:
     busiest_index_wcu: float
     board_item_transactions: int
     count_shard_transactions: int
+    board_keys_per_transaction: int = 0
+    """The most partition keys of the board (its own and its Score keys) one transaction
+    wrote."""
     board_key_wcu_by_item: dict[str, float] = field(default_factory=dict)
+    score_keys_wcu_by_item: dict[str, float] = field(default_factory=dict)
     shared_items: dict[str, int] = field(default_factory=dict)
     """Items held by the transactions of more than one player: how many, by kind."""
 
@@ -115,6 +120,9 @@ class PhaseRun:
                     k: round(self.per_play(v), 3) for k, v in self.board_key_wcu_by_item.items()
                 },
                 "score_keys": round(self.per_play(self.score_keys_wcu), 3),
+                "score_keys_by_item": {
+                    k: round(self.per_play(v), 3) for k, v in self.score_keys_wcu_by_item.items()
+                },
                 "players_keys": round(self.per_play(self.player_wcu), 3),
                 "other_keys": round(self.per_play(self.other_wcu), 3),
                 "busiest_index_key": round(self.per_play(self.busiest_index_wcu), 3),
@@ -123,6 +131,7 @@ class PhaseRun:
             "busiest_index_key": self.busiest_index_key,
             "board_item_transactions": self.board_item_transactions,
             "count_shard_transactions": self.count_shard_transactions,
+            "board_keys_per_transaction": self.board_keys_per_transaction,
             "shared_items": dict(self.shared_items),
         }
 
@@ -150,30 +159,36 @@ def _tally(
 ) -> PhaseRun:
     own = board_partition(board.leaderboard_id)
     score_keys = set(score_partitions(board)) - {own}
+    board_keys = {own, *score_keys}
     by_key: dict[str, float] = defaultdict(float)
     by_item: dict[str, float] = defaultdict(float)
+    by_score_item: dict[str, float] = defaultdict(float)
     by_index: dict[str, float] = defaultdict(float)
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
-    board_item = count_shard = 0
+    board_item = count_shard = most_keys = 0
     for call in calls:
         player = _player_of(call)
         kinds: set[str] = set()
+        written: set[str] = set()
         for write in call.writes:
             units = table_write(write)
-            by_key[write.key[0]] += units
-            if write.key[0] == own:
-                kinds.add(item_kind(write.key[1]))
-                by_item[item_kind(write.key[1])] += units
+            pk, sk = write.key
+            by_key[pk] += units
+            if pk in board_keys:
+                kinds.add(item_kind(sk))
+                written.add(pk)
+                (by_item if pk == own else by_score_item)[item_kind(sk)] += units
             if write.transactional and player is not None:
                 holders[write.key].add(player)
             for index, index_pk, n in index_writes(write):
                 by_index[f"{index} {index_pk}"] += n
         board_item += "board item" in kinds
         count_shard += "count shards" in kinds
+        most_keys = max(most_keys, len(written))
     shared: dict[str, int] = defaultdict(int)
     for (pk, sk), players in holders.items():
         if len(players) > 1:
-            shared[item_kind(sk) if pk == own else _PLAYERS_ITEMS] += 1
+            shared[item_kind(sk) if pk in board_keys else _PLAYERS_ITEMS] += 1
     players_keys = {k for k in by_key if PLAYER.pk.match(k) is not None}
     index_key = max(by_index, key=by_index.__getitem__, default="")
     made = [r for r in results if r is not None]
@@ -195,7 +210,9 @@ def _tally(
         busiest_index_wcu=by_index.get(index_key, 0.0),
         board_item_transactions=board_item,
         count_shard_transactions=count_shard,
+        board_keys_per_transaction=most_keys,
         board_key_wcu_by_item=dict(sorted(by_item.items())),
+        score_keys_wcu_by_item=dict(sorted(by_score_item.items())),
         shared_items=dict(sorted(shared.items())),
     )
 

@@ -47,12 +47,9 @@ def _figured(
     return [(run, figures(run, rate, balance)) for run in runs]
 
 
-def _board_key(run: PhaseRun) -> str:
-    parts = ", ".join(
-        f"{k} {_n(run.per_play(v))}" for k, v in run.board_key_wcu_by_item.items() if v
-    )
-    total = _n(run.per_play(run.board_key_wcu))
-    return f"{total} ({parts})" if parts else total
+def _by_item(run: PhaseRun, total: float, by_item: dict[str, float]) -> str:
+    parts = ", ".join(f"{k} {_n(run.per_play(v))}" for k, v in by_item.items() if v)
+    return f"{_n(run.per_play(total))} ({parts})" if parts else _n(run.per_play(total))
 
 
 def _hottest(f: Figures) -> str:
@@ -67,7 +64,7 @@ def _hottest(f: Figures) -> str:
 def _phase_table(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> list[str]:
     lines = [
         "| operator | N | entries changed | WCU a play: board's key (by item) | Score keys"
-        " (keys written) | player's keys | at"
+        " (by item; keys written) | player's keys | at"
         f" {rate:,.0f} plays/s: board's key, busiest Score key (WCU/s) | plays/s before"
         f" {PARTITION_WCU:,.0f} WCU/s | hottest item at {rate:,.0f} plays/s | plays/s before"
         f" {ITEM_TRANSACTIONS:,.0f} tx/s | ceiling (plays/s) |",
@@ -76,8 +73,9 @@ def _phase_table(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> list[
     for run, f in rows:
         lines.append(
             f"| {run.operator} | {run.partitions} | {run.changed} of {run.plays} |"
-            f" {_board_key(run)} |"
-            f" {_n(run.per_play(run.score_keys_wcu))} ({run.score_keys_written}) |"
+            f" {_by_item(run, run.board_key_wcu, run.board_key_wcu_by_item)} |"
+            f" {_by_item(run, run.score_keys_wcu, run.score_keys_wcu_by_item)};"
+            f" {run.score_keys_written} |"
             f" {_n(run.per_play(run.player_wcu))} |"
             f" {_n(f.board_key_wcu, 0)}, {_n(f.score_key_wcu, 0)} |"
             f" {_bound(f.partition_bound)} | {_hottest(f)} | {_bound(f.conflict_bound)} |"
@@ -139,7 +137,7 @@ def _target_lines(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> list
     bursts = [
         f for run, f in rows if run.partitions == TARGET_PARTITIONS and run.phase == FIRST_ENTRIES
     ]
-    key_wcu = max(f.board_key_wcu for f in bursts)
+    key_wcu = max(f.busiest_wcu for f in bursts)
     key_bound = lowest([f.partition_bound for f in bursts])
     shard = max(bursts, key=lambda f: f.hottest_transactions)
     lines += [
@@ -148,16 +146,18 @@ def _target_lines(rows: Sequence[tuple[PhaseRun, Figures]], rate: float) -> list
         " holds no item another player's play holds, and writes the board only at its"
         f" players' Score items; the fewest partitions within the bounds at {rate:,.0f}"
         f" plays/s: {fewest}."
-        " A first entry writes its player's count shard, 2 WCU on the board's own key"
-        f" whatever N: {key_wcu:,.0f} WCU/s at {rate:,.0f} first entries a second, which"
-        f" the key bounds at {_bound(key_bound)}; and it holds that shard: the busiest of the"
-        f" {COUNT_SHARDS} is in {shard.hottest_transactions:,.0f} transactions a second at"
-        f" {rate:,.0f} (1 first entry in {1 / shard.hottest_share:,.1f}), within"
-        f" {TARGET_ITEM_TRANSACTIONS:,.0f} up to"
-        f" {TARGET_ITEM_TRANSACTIONS / shard.hottest_share:,.0f} first entries a second and"
-        f" {ITEM_TRANSACTIONS:,.0f} up to {_bound(shard.conflict_bound)}; {rate:,.0f} first"
-        f" entries a second would take at least {target['count_shards_for_first_entries']}"
-        f" shards to keep each within {TARGET_ITEM_TRANSACTIONS:,.0f}.",
+        " A first entry writes its player's count shard beside its Score item, under its"
+        f" player's Score key: on N = {TARGET_PARTITIONS}, {key_wcu:,.0f} WCU/s on the busiest"
+        f" key at {rate:,.0f} first entries a second, which the keys bound at"
+        f" {_bound(key_bound)}; and it holds that shard: the busiest of the"
+        f" {target['count_shards_at_target']} ({COUNT_SHARDS} per key) is in"
+        f" {shard.hottest_transactions:,.0f} transactions a second at {rate:,.0f} (1 first"
+        f" entry in {1 / shard.hottest_share:,.1f}), within {TARGET_ITEM_TRANSACTIONS:,.0f}"
+        f" up to {TARGET_ITEM_TRANSACTIONS / shard.hottest_share:,.0f} first entries a second"
+        f" and {ITEM_TRANSACTIONS:,.0f} up to {_bound(shard.conflict_bound)}; {rate:,.0f}"
+        " first entries a second take at least"
+        f" {target['count_shards_for_first_entries']} shards to keep each within"
+        f" {TARGET_ITEM_TRANSACTIONS:,.0f}.",
     ]
     return lines
 
@@ -218,6 +218,7 @@ def sharded_markdown(
         return []
     rows = _figured(runs, rate, balance)
     spread = [s * n for n, s in balance.score_keys.items() if n > 1]
+    shards = [s * n * COUNT_SHARDS for n, s in balance.count_shards.items()]
     lines = [
         "## Write-sharded boards: write units per partition key, and the hottest item",
         "",
@@ -226,13 +227,15 @@ def sharded_markdown(
         " each once (first entries: a new board's burst), then once more (steady: every player"
         f" entered; scores drawn from 0 to {_ranges()}). The"
         " write units of each play are measured on each partition key: the board's own"
-        f" (`{LEADERBOARD.pk.fill(leaderboard_id='<id>')}`: its count shards, and its Score"
-        " items when N = 1), its Score keys (N > 1) and the players' own. At"
+        f" (`{LEADERBOARD.pk.fill(leaderboard_id='<id>')}`: its Score items and count shards"
+        " when N = 1), its Score keys (N > 1: its Score items and count shards, 32 per key)"
+        f" and the players' own; one transaction wrote at most {_keys(runs)} of the board. At"
         f" {rate:,.0f} plays/s the board's key receives that many times its units a play, and"
         " the busiest Score key its share of the players times the Score keys' units (the"
         f" busiest of N keys holds {min(spread, default=1):.3f} to {max(spread, default=1):.3f}"
-        f" times the even share among {balance.players:,} players; the busiest count shard"
-        f" {balance.count_shard * COUNT_SHARDS:.3f}). Bounds: {PARTITION_WCU:,.0f} WCU/s per"
+        f" times the even share among {balance.players:,} players; the busiest of the 32·N"
+        f" count shards {min(shards, default=1):.3f} to {max(shards, default=1):.3f})."
+        f" Bounds: {PARTITION_WCU:,.0f} WCU/s per"
         f" partition key, {ITEM_TRANSACTIONS:,.0f} transactions a second per item"
         f" ({HOLD_SECONDS * 1000:.0f} ms each); the ceiling is the lower. The board's item was"
         f" held by {sum(r.board_item_transactions for r in runs)} transactions; items held by"
@@ -255,13 +258,21 @@ def sharded_markdown(
             "",
             "## An uncached top 100 on N partitions",
             "",
-            "The board (its item and count shards, one Query), one Query per partition of up"
-            " to 101 Score items, merged, and the names of 100 players (one BatchGetItem); its"
+            "The board (its item, with its count shards when N = 1: one Query; the page asks"
+            " for no count, so a write-sharded board's are not read), one Query per partition"
+            " of up to 101 Score items, merged, and the names of 100 players (one"
+            " BatchGetItem); its"
             " latency beside its raw calls: `bench/results/access_patterns.md` (N = 8).",
             "",
         ]
         lines += _pages_table(pages)
     return lines
+
+
+def _keys(runs: Sequence[PhaseRun]) -> str:
+    """The most partition keys of the board one transaction of the runs wrote: "1 key"."""
+    most = max(r.board_keys_per_transaction for r in runs)
+    return f"{most} key{'s' if most != 1 else ''}"
 
 
 def _ranges() -> str:

@@ -1,19 +1,35 @@
 """Thin aioboto3 helpers for the raw counterparts: GetItem, BatchGetItem and Query on the
-benchmark table, and a board read as the service reads it, with low-level (typed-attribute)
-items in and out."""
+benchmark table, and a board and its count read as the service reads them, with low-level
+(typed-attribute) items in and out."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from dynamo.db import Db
 from dynamo.items import serialize
-from dynamo.leaderboards import COUNT_SHARDS, ENTRY_COUNT_SHARD, LEADERBOARD
+from dynamo.leaderboards import (
+    COUNT_SHARDS,
+    ENTRY_COUNT_SHARD,
+    LEADERBOARD,
+    PARTITIONED_ENTRY_COUNT_SHARD,
+    LeaderboardItem,
+    count_partitions,
+)
 from dynamo.reads import BATCH_GET_LIMIT
 from dynamo.table import Key
 
-__all__ = ["items_of", "raw_batch_get", "raw_board", "raw_get", "raw_key", "raw_query"]
+__all__ = [
+    "items_of",
+    "raw_batch_get",
+    "raw_board",
+    "raw_count_shards",
+    "raw_get",
+    "raw_key",
+    "raw_query",
+]
 
 
 def raw_key(key: Key) -> dict[str, Any]:
@@ -61,8 +77,9 @@ def items_of(response: Any) -> list[Any]:
 
 
 async def raw_board(db: Db, board_id: str, *, consistent: bool = False) -> dict[str, Any] | None:
-    """AP9 as the service reads it: one Query of the board's item and its count shards (the
-    sort keys from the shards' to the item's); the board's item, ``None`` when it has none."""
+    """AP9 as the service reads it: one Query of the board's item and the count shards under
+    its own key (the sort keys from the shards' to the item's: a board of one partition's
+    shards, none on a write-sharded board); the board's item, ``None`` when it has none."""
     response = await raw_query(
         db,
         KeyConditionExpression="pk = :pk AND sk BETWEEN :shards AND :board",
@@ -78,3 +95,24 @@ async def raw_board(db: Db, board_id: str, *, consistent: bool = False) -> dict[
     )
     board = LEADERBOARD.key(leaderboard_id=board_id)
     return next((i for i in items_of(response) if (i["pk"]["S"], i["sk"]["S"]) == board), None)
+
+
+async def raw_count_shards(db: Db, board: LeaderboardItem) -> list[Any]:
+    """A write-sharded board's count as the service reads it where a request asks for it: one
+    Query of each partition key's count shards, all at once (none for a board of one
+    partition, whose count comes with :func:`raw_board`); the answers."""
+    return list(
+        await asyncio.gather(
+            *(
+                raw_query(
+                    db,
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :shards)",
+                    ExpressionAttributeValues=serialize(
+                        {":pk": pk, ":shards": PARTITIONED_ENTRY_COUNT_SHARD.sk.prefix}
+                    ),
+                    Limit=COUNT_SHARDS + 1,
+                )
+                for pk in count_partitions(board)
+            )
+        )
+    )

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dynamo.layout import entity_of
-from dynamo.leaderboards import ENTRY_COUNT_SHARD
+from dynamo.leaderboards import ENTRY_COUNT_SHARD, PARTITIONED_ENTRY_COUNT_SHARD
 from faultproxy import FaultProxy, ItemKey
 
 __all__ = [
@@ -65,10 +65,11 @@ def counts_of(proxy: FaultProxy) -> ProxyCounts:
 
 
 def kind_of(item: ItemKey) -> str:
-    """What an item is: :data:`COUNT_SHARDS`, else its entity's name (``Score``,
-    ``Leaderboard``, ``Player``, ...), ``unknown`` for a key of none."""
+    """What an item is: :data:`COUNT_SHARDS` (under a board's own key or a write-sharded
+    board's partition), else its entity's name (``Score``, ``Leaderboard``, ``Player``, ...),
+    ``unknown`` for a key of none."""
     entity = entity_of(dict(item.key))
-    if entity is ENTRY_COUNT_SHARD:
+    if entity is ENTRY_COUNT_SHARD or entity is PARTITIONED_ENTRY_COUNT_SHARD:
         return COUNT_SHARDS
     return entity.name if entity is not None else "unknown"
 

@@ -34,7 +34,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bench.core.raw_dynamo import items_of, raw_batch_get, raw_board, raw_get, raw_query
+from bench.core.raw_dynamo import (
+    items_of,
+    raw_batch_get,
+    raw_board,
+    raw_count_shards,
+    raw_get,
+    raw_query,
+)
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.core.workload import TOP_N, Variables
 from dynamo.cursors import CursorCodec
@@ -100,11 +107,14 @@ class FloorCalls:
 
     async def leaderboard_page(self, v: Variables) -> str | None:
         """The board; the first TOP_N + 1 Score items of each of its partitions (one Query
-        each, at once, merged on their sort keys); the players of the first TOP_N. The ranks
-        of a page from the top follow from the page itself."""
+        each, at once, merged on their sort keys), beside a write-sharded board's count shards
+        (the page shows its entryCount); the players of the first TOP_N. The ranks of a page
+        from the top follow from the page itself."""
         read = await raw_board(self.db, v["leaderboardId"])
         if read is None:
             return "NULL_RESULT"
+        board = parse(LeaderboardItem, read)
+        counted = asyncio.ensure_future(raw_count_shards(self.db, board))
         pages = await asyncio.gather(
             *(
                 raw_query(
@@ -114,9 +124,10 @@ class FloorCalls:
                     ScanIndexForward=False,
                     Limit=TOP_N + 1,
                 )
-                for pk in score_partitions(parse(LeaderboardItem, read))
+                for pk in score_partitions(board)
             )
         )
+        await counted
         best = _merged([items_of(page) for page in pages], descending=True)
         ids = [item["playerId"]["S"] for item in islice(best, TOP_N)]
         await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
@@ -166,7 +177,8 @@ class FloorCalls:
     async def around_me(self, v: Variables) -> str | None:
         """The board, the player's entry; the entries above and below it (two Queries
         together); then their ranks from the index (two reads, unless the run starts at the
-        top) together with their players."""
+        top) together with their players and a write-sharded board's count shards (the
+        window's total)."""
         board_id, player_id = v["leaderboardId"], v["playerId"]
         read = await raw_board(self.db, board_id)
         found = items_of(await self._best(player_id, board_id))
@@ -176,7 +188,9 @@ class FloorCalls:
         window, from_top = await self._window(board, entry)
         players = [PLAYER.key(player_id=e.player_id) for e in window]
         ranks = asyncio.ensure_future(self._window_ranks(board, window, from_top=from_top))
-        await asyncio.gather(ranks, raw_batch_get(self.db, players))
+        await asyncio.gather(
+            ranks, raw_batch_get(self.db, players), raw_count_shards(self.db, board)
+        )
         return None if ranks.result() else "NULL_RESULT"
 
     async def sessions(self, v: Variables) -> str | None:
