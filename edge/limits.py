@@ -236,14 +236,15 @@ class _Document:
         return names
 
 
-def measure_operations(document: DocumentNode) -> dict[OperationDefinitionNode, Measure]:
-    """Each operation of the document, measured."""
+def measure_operations(document: DocumentNode) -> list[tuple[OperationDefinitionNode, Measure]]:
+    """Each operation of the document, in order, with its measure."""
     return _measured(_Document(document))
 
 
-def _measured(shaped: _Document) -> dict[OperationDefinitionNode, Measure]:
+def _measured(shaped: _Document) -> list[tuple[OperationDefinitionNode, Measure]]:
+    # Pairs, not a dict keyed by the operations: a node's hash is its whole subtree's.
     memo: dict[int, tuple[int, int]] = {}
-    return {d: shaped.measure(d.selection_set, memo) for d in shaped.operations}
+    return [(d, shaped.measure(d.selection_set, memo)) for d in shaped.operations]
 
 
 def over_limit(
@@ -259,7 +260,7 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
     and fields of one response name."""
     shaped = _Document(document)
     measured = _measured(shaped)
-    for operation, measure in measured.items():
+    for operation, measure in measured:
         if measure.depth > MAX_DEPTH:
             name = operation.name.value if operation.name else "anonymous"
             yield over_limit(
@@ -268,7 +269,7 @@ def structural_errors(document: DocumentNode) -> Iterator[GraphQLError]:
                 f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}",
                 operation,
             )
-    aliases = sum(m.aliases for m in measured.values())
+    aliases = sum(m.aliases for _, m in measured)
     if aliases > MAX_ALIASES:
         yield over_limit(
             ErrorCode.ALIAS_LIMIT_EXCEEDED,
@@ -321,7 +322,7 @@ def limit_rule(*, max_depth: int, max_aliases: int) -> type[ValidationRule]:
         def __init__(self, context: ValidationContext) -> None:
             super().__init__(context)
             measured = measure_operations(context.document)
-            for operation, measure in measured.items():
+            for operation, measure in measured:
                 if measure.depth > max_depth:
                     name = operation.name.value if operation.name else "anonymous"
                     context.report_error(
@@ -330,7 +331,7 @@ def limit_rule(*, max_depth: int, max_aliases: int) -> type[ValidationRule]:
                             operation,
                         )
                     )
-            aliases = sum(m.aliases for m in measured.values())
+            aliases = sum(m.aliases for _, m in measured)
             if aliases > max_aliases:
                 context.report_error(
                     GraphQLError(f"{aliases} aliases found. Allowed: {max_aliases}")

@@ -33,6 +33,8 @@ ERASE = """mutation Erase($i: ErasePlayerInput!) { erasePlayer(input: $i) {
   complete erased { entries sessions } errors { code message } } }"""
 
 BUSY = "SUBMISSION_CONFLICT"
+SCHEDULED_REMOVALS = 3
+"""Removals of an entry a recent play made, spread over a run, besides the random ones."""
 """A moderation that met a player changing too often: nothing was lost, send it again."""
 _ATTEMPTS = 10
 """How many times a ban, an unban or an erasure is sent before it is given up."""
@@ -74,16 +76,22 @@ class Moderation:
     _next_ban: float = math.inf
     _next_erasure: float = math.inf
     _erase_every: float = math.inf
+    _next_removal: float = math.inf
+    _remove_every: float = math.inf
 
     def start(self, started: float, seconds: float) -> None:
-        """Schedule the bans and erasures of a run from ``started`` for ``seconds``."""
+        """Schedule the bans, erasures and removals of a run from ``started`` for
+        ``seconds``."""
         self._next_ban = started + min(self.config.ban_every, seconds / 3)
+        self._remove_every = seconds / (SCHEDULED_REMOVALS + 1)
+        self._next_removal = started + self._remove_every
         if self.config.erasures:
             self._erase_every = seconds / (self.config.erasures + 1)
             self._next_erasure = started + self._erase_every
 
     def due(self, rng: random.Random) -> Callable[[random.Random], Awaitable[None]] | None:
-        """The ban or erasure whose time has come, claimed by the caller; None when none."""
+        """The ban, erasure or removal whose time has come, claimed by the caller; None when
+        none."""
         now = time.monotonic()
         if now >= self._next_ban:
             self._next_ban = now + self.config.ban_every
@@ -91,6 +99,9 @@ class Moderation:
         if now >= self._next_erasure:
             self._next_erasure = now + self._erase_every
             return self.erase
+        if now >= self._next_removal:
+            self._next_removal = now + self._remove_every
+            return self.remove_entered
         return None
 
     # -- which errors moderation provokes ---------------------------------------------------
@@ -147,7 +158,19 @@ class Moderation:
                 rng.choice(self.hot if rng.random() < 0.5 else self.players),
                 rng.choice(self.boards),
             )
-        player, board = picked
+        await self._remove(*picked)
+
+    async def remove_entered(self, rng: random.Random) -> None:
+        """A scheduled removal, of an entry a recent play made, so that a run takes entries
+        off boards however few steps its clients take; when no play has entered one yet, it
+        is due again a second later."""
+        picked = self._entered(rng)
+        if picked is None:
+            self._next_removal = time.monotonic() + 1.0
+            return
+        await self._remove(*picked)
+
+    async def _remove(self, player: str, board: str) -> None:
         expected = {"ENTRY_NOT_FOUND", BUSY}
         if player in self.ledger.erasing:
             expected.add("PLAYER_NOT_FOUND")

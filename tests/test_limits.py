@@ -199,3 +199,31 @@ async def test_unexpected_failures_are_masked_with_a_request_id_and_logged(
     logged = [r for r in caplog.records if getattr(r, "requestId", None) == "req-123"]
     assert logged
     assert logged[0].exc_info is not None
+
+
+def test_a_cold_check_of_a_valid_document_never_hashes_a_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node's hash is its whole subtree's (graphql-core), so a check keying anything by a
+    node would spend time growing with the document at each look-up: the parser, the
+    structural limits and the rules' fast path key by names and identities only."""
+    from graphql.language.ast import Node
+
+    from bench.validation.documents import aliased_boards
+    from edge.schema import GRAPHQL_SCHEMA
+    from edge.validation import check_document
+
+    def refuse(node: Node) -> int:
+        raise AssertionError(f"hashed a {type(node).__name__}")
+
+    classes = [Node]
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        if "__hash__" in vars(cls):
+            monkeypatch.setattr(cls, "__hash__", refuse)
+    fast = STATS.fast
+    checked = check_document(GRAPHQL_SCHEMA, aliased_boards(1000))
+    assert checked.errors == ()
+    assert checked.tokens == 1000
+    assert STATS.fast == fast + 1

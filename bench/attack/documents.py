@@ -178,7 +178,7 @@ def check(document: AttackDocument) -> None:
     parsed = parse(document.query)
     errors = validate(GRAPHQL_SCHEMA, parsed, [*specified_rules, LIMIT_RULE])
     problems += [error.message for error in errors]
-    for measure in measure_operations(parsed).values():
+    for _, measure in measure_operations(parsed):
         if measure.depth > MAX_DEPTH or measure.aliases > MAX_ALIASES:
             problems.append(f"depth {measure.depth}, {measure.aliases} aliases")
     cost = _cost(document.query, document.name, document.variables)
