@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 from graphql import get_introspection_query, parse
 
-from bench.validation.documents import FRONTEND, aliased_boards, nested, nested_repeats
+from bench.validation.documents import (
+    FRONTEND,
+    GRAPHIQL_INTROSPECTION,
+    aliased_boards,
+    nested,
+    nested_repeats,
+)
 from edge.cost_model import MAX_COST
 from edge.cost_walk import document_cost
 from edge.document_cache import VALIDATION_CACHE_TOKENS, Documents
@@ -382,13 +388,7 @@ def _documented() -> list[Any]:
     documents.append(pytest.param(get_introspection_query(), id="introspection"))
     documents.append(
         pytest.param(
-            get_introspection_query(
-                descriptions=True,
-                specified_by_url=True,
-                directive_is_repeatable=True,
-                schema_description=True,
-                input_value_deprecation=True,
-            ),
+            GRAPHIQL_INTROSPECTION,
             id="GraphiQL introspection",
         )
     )

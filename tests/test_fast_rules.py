@@ -25,7 +25,12 @@ from graphql import (
 )
 from hypothesis import HealthCheck, given, settings
 
-from bench.validation.documents import FRONTEND, nested_repeats, worst_documents
+from bench.validation.documents import (
+    FRONTEND,
+    GRAPHIQL_INTROSPECTION,
+    nested_repeats,
+    worst_documents,
+)
 from edge.fast_rules import merged, valid
 from edge.limits import MAX_ERRORS, MAX_MERGE_WORK, MAX_SAME_NAME, MAX_TOKENS
 from edge.rules import MergeWorkExceeded, run_rules
@@ -63,13 +68,7 @@ def _valid_documents() -> list[Any]:
     documents.append(pytest.param(get_introspection_query(), id="introspection"))
     documents.append(
         pytest.param(
-            get_introspection_query(
-                descriptions=True,
-                specified_by_url=True,
-                directive_is_repeatable=True,
-                schema_description=True,
-                input_value_deprecation=True,
-            ),
+            GRAPHIQL_INTROSPECTION,
             id="GraphiQL introspection",
         )
     )

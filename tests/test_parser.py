@@ -30,7 +30,7 @@ from graphql import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.validation.documents import worst_documents
+from bench.validation.documents import GRAPHIQL_INTROSPECTION, worst_documents
 from edge.parser import MAX_FAST_NESTING, STATS, ParseStats, parse_document
 from edge.schema import GRAPHQL_SCHEMA
 from edge.validation import MAX_TOKENS
@@ -151,13 +151,7 @@ def _corpus() -> list[tuple[str, str]]:
         ("introspection", get_introspection_query()),
         (
             "introspection, every option",
-            get_introspection_query(
-                descriptions=True,
-                specified_by_url=True,
-                directive_is_repeatable=True,
-                schema_description=True,
-                input_value_deprecation=True,
-            ),
+            GRAPHIQL_INTROSPECTION,
         ),
         *((f"README block {n}", block) for n, block in enumerate(_readme_documents())),
     ]

@@ -31,6 +31,7 @@ from edge.validation import (
 
 __all__ = [
     "FRONTEND",
+    "GRAPHIQL_INTROSPECTION",
     "aliased_boards",
     "nested",
     "nested_repeats",
@@ -67,6 +68,16 @@ _BOARD_FIELDS = (
 
 _CHAIN = ("sessions", "edges", "node", "player")
 """Below a player, a path that returns to a player every 4 fields."""
+
+
+GRAPHIQL_INTROSPECTION = get_introspection_query(
+    descriptions=True,
+    specified_by_url=True,
+    directive_is_repeatable=True,
+    schema_description=True,
+    input_value_deprecation=True,
+)
+"""The introspection query GraphiQL sends, with every option it asks for."""
 
 
 def token_count(document: str) -> int:
@@ -203,13 +214,7 @@ def worst_documents() -> list[tuple[str, str]]:
         ),
         (
             "GraphiQL's introspection query",
-            get_introspection_query(
-                descriptions=True,
-                specified_by_url=True,
-                directive_is_repeatable=True,
-                schema_description=True,
-                input_value_deprecation=True,
-            ),
+            GRAPHIQL_INTROSPECTION,
         ),
         (
             f"unknown fields ({MAX_ERRORS} errors reported)",
