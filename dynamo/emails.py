@@ -27,6 +27,7 @@ from dynamo.errors import ErrorCode, LeaderboardError, Subject
 __all__ = ["MAX_EMAIL", "folded", "legacy_email", "normalize_email"]
 
 MAX_EMAIL = 254
+"""Longest e-mail address, in characters once its domain is in ASCII (RFC 5321's path)."""
 # Pragmatic address check: one @, no whitespace or control characters, a dot in the domain.
 _EMAIL = re.compile(r"[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+")
 

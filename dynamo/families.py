@@ -56,6 +56,7 @@ __all__ = [
 FAMILY = Entity.declare("Leaderboard family", pk="FAMILY#{family_id}", sk="#METADATA")
 
 MAX_SEASON_DAYS = 3650
+"""Longest season of a family of fixed-length seasons, in days."""
 MAX_RETENTION_DAYS = 3650
 """How long a family's boards are kept after they end, at most."""
 MAX_FAMILY_ID = 40

@@ -79,6 +79,9 @@ if TYPE_CHECKING:
 __all__ = ["record_play"]
 
 MAX_ATTEMPTS = 12
+"""Times a play's transaction is tried when it loses a race (a concurrent write of an item it
+holds) or is throttled; past them the play writes nothing and is refused (SUBMISSION_CONFLICT,
+or BACKEND_UNAVAILABLE when DynamoDB throttled it)."""
 _RACED = {"ConditionalCheckFailed", "TransactionConflict"}
 _THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 """Cancellation reasons (besides the roles' own conditions) that may pass on a retry."""

@@ -20,6 +20,7 @@ __all__ = [
 ]
 
 MAX_DURATION_SEC = 2_147_483_647
+"""Longest duration of a play, in seconds (``durationSec``): what a GraphQL ``Int`` carries."""
 MAX_TARGETS = 20
 """Boards per play. A transaction holds at most 100 items: 3 for the session, the player and
 the play record, and up to 3 per board (a first entry's count shard, guard and Score item; a

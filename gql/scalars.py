@@ -11,6 +11,7 @@ from strawberry.types.scalar import ScalarDefinition
 __all__ = ["JSON", "MAX_LONG", "SCALARS", "Long"]
 
 MAX_LONG = 10**15 - 1
+"""Largest ``Long``: 15 digits, exact as a JSON number in JavaScript."""
 _RANGE = f"Long must be an integer between 0 and {MAX_LONG}"
 
 

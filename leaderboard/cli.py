@@ -34,7 +34,7 @@ from leaderboard.peers import peers_directory
 from leaderboard.seed import seed
 from leaderboard.workers import WorkerPool, default_workers
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 DEMO_PLAYERS = 200
 CLI_ACTOR = "command-line"
@@ -43,7 +43,9 @@ T = TypeVar("T")
 log = logging.getLogger("leaderboard")
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: each subcommand with its options (their defaults read from the
+    environment where they name a variable)."""
     parser = argparse.ArgumentParser(
         prog="leaderboard", description="GraphQL leaderboards over one DynamoDB table."
     )
@@ -133,7 +135,7 @@ def _positive(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     configure_logging(os.environ.get("LEADERBOARD_LOG_FORMAT", "json"))
     if args.command == "export-schema":
         return _export_schema(args.output)

@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-__all__ = ["DEFAULT_CACHE_MB", "Limits", "Settings", "default_cache_dir"]
+__all__ = ["DEFAULT_CACHE_MB", "VARIABLES", "Limits", "Settings", "Variable", "default_cache_dir"]
 
 MB = 1024 * 1024
 DEFAULT_CACHE_MB = 64
@@ -117,37 +117,44 @@ class Limits:
 @dataclass(frozen=True)
 class Settings:
     endpoint_url: str | None
-    """A DynamoDB-compatible endpoint; None means the embedded DynamoDB Local."""
+    """A DynamoDB-compatible endpoint (DynamoDB Local, LocalStack, AWS); None (unset) means the
+    embedded DynamoDB Local, which ``serve`` starts and fills with demo data. With an endpoint
+    the table's stream is read at the same address, except at AWS's own, where the SDK finds
+    the Streams endpoint."""
     region: str
+    """The AWS region of the table."""
     table: str
+    """The table's name; also the rank index's namespace in Redis."""
     cursor_secret: bytes
+    """The key that signs pagination cursors (16 bytes or more): the same on every instance.
+    Unset, each process makes a random one, and its cursors last as long as the process."""
     redis_url: str | None = None
-    """The rank index's Redis (LEADERBOARD_REDIS_URL); None answers ranks from the table."""
+    """The rank index's Redis (``redis://host:6379/0``), which also carries the change feed
+    between instances; None (unset) answers ranks from the table's COUNT queries."""
     api_keys: tuple[str, ...] = ()
-    """Game-server keys: may write and read private data (Authorization: Bearer <key>)."""
+    """Game-server keys, comma-separated: may write and read private data (Authorization:
+    Bearer <key>). None set, writes and private reads are refused."""
     admin_keys: tuple[str, ...] = ()
-    """Admin keys: all a game-server key may do, and moderation and player data."""
+    """Admin keys, comma-separated: all a game-server key may do, and moderation and player
+    data."""
     metrics_keys: tuple[str, ...] = ()
-    """Keys that may scrape /metrics and nothing else (admin keys may too)."""
+    """Keys, comma-separated, that may scrape /metrics and nothing else (admin keys may too)."""
     limits: Limits = field(default_factory=Limits)
     http_max_age: int = 1
     """Seconds a shared cache (a CDN) may serve a public answer, an anonymous GET query's,
-    without asking again (LEADERBOARD_HTTP_MAX_AGE): short, since a board changes with every
-    play."""
+    without asking again: short, since a board changes with every play."""
     http_stale_while_revalidate: int = 10
-    """Seconds past that a shared cache may still serve it while it fetches a fresh one
-    (LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE)."""
+    """Seconds past that a shared cache may still serve it while it fetches a fresh one."""
     cache_mb: int | None = None
-    """Megabytes of answers the process's response cache may hold (LEADERBOARD_CACHE_MB);
-    0 turns it off; None (unset) means 64 with a Redis URL (whose change feed keeps the
-    cache exact across instances) and off without one."""
+    """Megabytes of answers the process's response cache may hold; 0 turns it off; None
+    (unset) means 64 with a Redis URL (whose change feed keeps the cache exact across
+    instances) and off without one."""
     cache_max_seconds: int = 30
     """Seconds an answer may be served from the response cache at most, whatever the
-    change feed says (LEADERBOARD_CACHE_MAX_SECONDS); 0 turns the cache off."""
+    change feed says; 0 turns the cache off."""
     subscription_refresh_seconds: int = 30
     """Seconds a watched board may go without a change notice before its subscribers re-read
-    it anyway, whatever the change feed says (LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS); 0
-    leaves subscribers to the notices alone."""
+    it anyway, whatever the change feed says; 0 leaves subscribers to the notices alone."""
     peers_dir: Path | None = None
     """Where the workers of one ``serve --workers N`` master find each other's sockets (set
     by the master for its workers, never from the environment); None for a process that
@@ -209,3 +216,81 @@ def _whole(name: str, unit: str) -> int:
     if not (raw.isascii() and raw.isdigit()):
         raise ValueError(f"{name} must be a whole number of {unit}, 0 or more, not {raw!r}")
     return int(raw)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """An environment variable the service reads (the limits' aside: see :class:`Limits`)."""
+
+    name: str
+    setting: str | None = None
+    """The field of :class:`Settings` it sets, whose docstring says what it means and whose
+    value under an empty environment is its default."""
+    meaning: str = ""
+    """What it means, for a variable read outside :class:`Settings`."""
+    default: str | None = None
+    """What applies while it is unset, where the field's value does not say it."""
+
+
+VARIABLES = (
+    Variable("AWS_ENDPOINT_URL_DYNAMODB", "endpoint_url", default="the embedded DynamoDB Local"),
+    Variable(
+        "AWS_ENDPOINT_URL_DYNAMODB_STREAMS",
+        meaning="The endpoint of the table's stream, read by the AWS SDK itself, where the "
+        "service reads it from AWS's own DynamoDB endpoint (elsewhere the stream is read at "
+        "AWS_ENDPOINT_URL_DYNAMODB).",
+        default="the SDK's endpoint for the region",
+    ),
+    Variable("AWS_REGION", "region"),
+    Variable(
+        "AWS_DEFAULT_REGION",
+        meaning="The AWS region of the table, where AWS_REGION is unset.",
+        default="`us-east-1`",
+    ),
+    Variable("LEADERBOARD_TABLE", "table"),
+    Variable("LEADERBOARD_CURSOR_SECRET", "cursor_secret", default="a random key per process"),
+    Variable("LEADERBOARD_REDIS_URL", "redis_url"),
+    Variable("LEADERBOARD_API_KEYS", "api_keys"),
+    Variable("LEADERBOARD_ADMIN_KEYS", "admin_keys"),
+    Variable("LEADERBOARD_METRICS_KEYS", "metrics_keys"),
+    Variable("LEADERBOARD_HTTP_MAX_AGE", "http_max_age"),
+    Variable("LEADERBOARD_HTTP_STALE_WHILE_REVALIDATE", "http_stale_while_revalidate"),
+    Variable(
+        "LEADERBOARD_CACHE_MB",
+        "cache_mb",
+        default=f"`{DEFAULT_CACHE_MB}` with a Redis URL, else `0`",
+    ),
+    Variable("LEADERBOARD_CACHE_MAX_SECONDS", "cache_max_seconds"),
+    Variable("LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS", "subscription_refresh_seconds"),
+    Variable(
+        "LEADERBOARD_WORKERS",
+        meaning="Worker processes of `leaderboard serve` on its port (its --workers).",
+        default="one per core with an endpoint, one with the embedded backends",
+    ),
+    Variable(
+        "LEADERBOARD_DATA_DIR",
+        meaning="Where the embedded DynamoDB Local keeps its data (the commands' --data-dir); "
+        "the embedded Redis keeps its own beside it.",
+        default="`.data/dynamodb`",
+    ),
+    Variable(
+        "LEADERBOARD_CACHE_DIR",
+        meaning="Where pinned downloads (DynamoDB Local, GraphiQL's files) are unpacked; an "
+        "installed wheel brings GraphiQL's files with it.",
+        default="`$XDG_CACHE_HOME/leaderboard-service`, else `~/.cache/leaderboard-service`",
+    ),
+    Variable(
+        "LEADERBOARD_LOG_FORMAT",
+        meaning="The log's format on stderr: json (one object a line) or text.",
+        default="`json`",
+    ),
+    Variable(
+        "PROMETHEUS_MULTIPROC_DIR",
+        meaning="An empty directory where several processes pool their metrics "
+        "(prometheus-client's multiprocess mode); `serve --workers N` makes one for its run "
+        "when it is unset.",
+        default="each process reports its own metrics",
+    ),
+)
+"""Every environment variable the service reads, in the order the reference lists them; the
+limits add one each, ``LEADERBOARD_LIMIT_<NAME>``."""

@@ -93,11 +93,16 @@ _SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _MAX_NAME = 100
+"""Longest display name (a player's, a board's, a family's), in characters, all printable."""
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(3000, 1, 1, tzinfo=UTC)
 MAX_IDS = 100
+"""Most ids in one list argument (``players(ids:)``, ``ranksOf(playerIds:)``, a player's
+``ranks(leaderboardIds:)``)."""
 DEFAULT_PAGE_SIZE = 20
+"""Items of a page when ``first`` is not given."""
 MAX_PAGE_SIZE = 100
+"""Most items of one page of a list (``first``); 0 is allowed."""
 
 
 async def page_of(

@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 MAX_REASON = 500
+"""Longest reason an operator gives for a moderation action, in characters, all printable."""
 
 
 def clean_reason(value: str, field: str = "reason") -> str:

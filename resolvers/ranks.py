@@ -20,6 +20,8 @@ __all__ = [
 ]
 
 MAX_AROUND = 50
+"""Most entries an around-me window shows on each side of the player's (``before``,
+``after``)."""
 
 
 class WindowRanks:
