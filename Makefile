@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema wheel lambda-package bench bench-ranks bench-hot soak clean
+.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema docs docs-build docs-reference wheel lambda-package bench bench-ranks bench-hot soak clean
 
 install: $(VENV)/.installed
 
@@ -76,10 +76,26 @@ codegen: node_modules/.installed
 schema-diff: node_modules/.installed
 	$(NODE_BIN)/graphql-inspector diff schema/released.graphql schema.graphql
 
-test: lint lint-template lint-docker typecheck codegen schema-diff pytest
+test: lint lint-template lint-docker typecheck codegen schema-diff docs-build pytest
 
 schema: install
 	$(BIN)/leaderboard export-schema > schema.graphql
+
+# The documentation site (mkdocs.yml, docs/), with no network: `make docs` serves it at
+# http://$(DOCS_ADDRESS), rebuilt on every change; `make docs-build` builds it into site/
+# (git-ignored) and fails on any warning, a broken link or anchor included. Material for MkDocs
+# prints a notice of its end of life at every build unless NO_MKDOCS_2_WARNING is set.
+# `make docs-reference` writes the reference pages of docs/reference/ from the code
+# (tests/test_docs_reference.py fails while a committed page differs).
+DOCS_ADDRESS ?= 127.0.0.1:8001
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr $(DOCS_ADDRESS)
+
+docs-build: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs-reference: install
+	$(BIN)/python -m docsgen
 
 # The service as a wheel in dist/ with GraphiQL's four files inside: fetched from npm, their
 # sha512 checked against the pins, written into leaderboard/graphiql_assets/ (git-ignored).
@@ -130,4 +146,4 @@ soak: install redis
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .pytest-tmp node_modules examples/generated \
-	  build dist leaderboard/graphiql_assets
+	  build dist leaderboard/graphiql_assets site
