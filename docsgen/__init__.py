@@ -1,5 +1,6 @@
 """The documentation's machinery, outside the service's layers: the reference pages under
-docs/reference/, generated from the code (``python -m docsgen``)."""
+docs/reference/, generated from the code (``python -m docsgen``), and the GraphQL examples of
+the pages, which the tests check (:mod:`docsgen.examples`)."""
 
 from __future__ import annotations
 

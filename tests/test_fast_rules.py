@@ -5,7 +5,6 @@ messages, and runs the rules in full only when the fast path is not sure."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from bench.validation.documents import (
     nested_repeats,
     worst_documents,
 )
+from docsgen.examples import documentation_pages, graphql_blocks, operations
 from edge.fast_rules import merged, valid
 from edge.limits import MAX_ERRORS, MAX_MERGE_WORK, MAX_SAME_NAME, MAX_TOKENS
 from edge.rules import MergeWorkExceeded, run_rules
@@ -45,11 +45,15 @@ UNBOUNDED = 1 << 30
 """A merge bound no document of the token limit reaches."""
 
 
-def _readme_operations() -> list[str]:
-    """Each operation of the README's GraphQL examples (a block may hold several anonymous
-    ones, which are sent one at a time)."""
-    blocks = re.findall(r"```graphql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    return [op for block in blocks for op in re.split(r"\n(?=mutation|query|\{)", block.strip())]
+def _documented_operations() -> list[Any]:
+    """Each operation of the GraphQL examples of README.md and of the pages under docs/ (a
+    block may hold several anonymous ones, which are sent one at a time)."""
+    return [
+        pytest.param(operation, id=f"{page.relative_to(ROOT).as_posix()}:{block.line} {n}")
+        for page in documentation_pages(ROOT)
+        for block in graphql_blocks(page)
+        for n, operation in enumerate(operations(block.text))
+    ]
 
 
 def _valid_documents() -> list[Any]:
@@ -63,7 +67,7 @@ def _valid_documents() -> list[Any]:
         (ROOT / "examples" / "operations").glob("*.graphql")
     )
     documents += [pytest.param(path.read_text(), id=path.name) for path in files]
-    documents += [pytest.param(op, id=f"README {i}") for i, op in enumerate(_readme_operations())]
+    documents += _documented_operations()
     documents.append(pytest.param(DEFAULT_QUERY, id="GraphiQL default"))
     documents.append(pytest.param(get_introspection_query(), id="introspection"))
     documents.append(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
@@ -31,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.validation.documents import GRAPHIQL_INTROSPECTION, worst_documents
+from docsgen.examples import documentation_pages, graphql_blocks
 from edge.parser import MAX_FAST_NESTING, STATS, ParseStats, parse_document
 from edge.schema import GRAPHQL_SCHEMA
 from edge.validation import MAX_TOKENS
@@ -136,9 +136,13 @@ def counted() -> Iterator[ParseStats]:
 # The documents of the project.
 
 
-def _readme_documents() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    return re.findall(r"```graphql\n(.*?)```", text, flags=re.DOTALL)
+def _documented_blocks() -> list[tuple[str, str]]:
+    """The GraphQL examples of README.md and of the pages under docs/, each block whole."""
+    return [
+        (f"{page.relative_to(ROOT).as_posix()}:{block.line}", block.text)
+        for page in documentation_pages(ROOT)
+        for block in graphql_blocks(page)
+    ]
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -153,7 +157,7 @@ def _corpus() -> list[tuple[str, str]]:
             "introspection, every option",
             GRAPHIQL_INTROSPECTION,
         ),
-        *((f"README block {n}", block) for n, block in enumerate(_readme_documents())),
+        *_documented_blocks(),
     ]
 
 
