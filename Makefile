@@ -89,7 +89,7 @@ schema: install
 # (tests/test_docs_reference.py fails while a committed page differs).
 DOCS_ADDRESS ?= 127.0.0.1:8001
 docs: install
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr $(DOCS_ADDRESS)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr $(DOCS_ADDRESS)
 
 docs-build: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet

@@ -18,6 +18,8 @@ for writers):
   has are compared, except that an answer shown without ``errors`` must have none. A block
   with an output holds one operation.
 
+A subscription does not run (the tests send operations over HTTP): its block stays unmarked.
+
 A runnable block without an output must be answered without errors, neither GraphQL errors nor
 a mutation payload's ``errors``.
 """
@@ -37,6 +39,7 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
+    OperationType,
     parse,
     validate,
 )
@@ -172,6 +175,11 @@ def examples(page: Path, name: str) -> list[Example]:
             output_line = blocks[index].line
             index += 1
         texts = operations(block.text)
+        if any(_is_subscription(text) for text in texts):
+            raise ExampleError(
+                f"{name}:{block.line}: a subscription does not run over HTTP: leave the block "
+                "unmarked (it is still validated)"
+            )
         if output_line is not None and len(texts) != 1:
             raise ExampleError(
                 f"{name}:{block.line}: a block whose answer is shown holds one operation, "
@@ -199,6 +207,13 @@ def _run_key(block: Block, every_block_runs: bool, name: str) -> str | None:
             f"run, then nothing or one of {', '.join(KEYS)}"
         )
     return words[1] if len(words) == 2 else "admin"
+
+
+def _is_subscription(text: str) -> bool:
+    return any(
+        isinstance(d, OperationDefinitionNode) and d.operation is OperationType.SUBSCRIPTION
+        for d in parse(text).definitions
+    )
 
 
 def _json(block: Block, name: str) -> Any:

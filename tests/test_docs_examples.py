@@ -179,6 +179,9 @@ def test_markings_that_cannot_be_followed_are_refused(tmp_path: Path) -> None:
         "<!-- run -->\n```graphql\n{ __typename }\n```\n<!-- output -->\n```json\n{\n```\n": (
             "not JSON"
         ),
+        '<!-- run -->\n```graphql\nsubscription { leaderboardChanged(id: "g") { id } }\n```\n': (
+            "a subscription does not run over HTTP"
+        ),
     }
     for text, message in cases.items():
         page.write_text(text)
