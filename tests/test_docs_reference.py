@@ -4,6 +4,7 @@ the service reads, each limit of a document with the code the service answers it
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -17,14 +18,20 @@ from leaderboard.config import VARIABLES
 from tests.test_abuse_validation import LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = render_reference()
 PRODUCT = ("dynamo", "resolvers", "rankindex", "gql", "edge", "leaderboard")
+
+
+@functools.cache
+def _pages() -> dict[Path, str]:
+    """The pages the code gives, rendered once (when a test asks, not as the tests are
+    collected: each process of the suite collects them)."""
+    return render_reference()
 
 
 def test_every_reference_page_is_what_the_code_gives() -> None:
     stale = [
         str(path)
-        for path, text in PAGES.items()
+        for path, text in _pages().items()
         if not (ROOT / path).is_file() or (ROOT / path).read_text() != text
     ]
     assert stale == [], (
@@ -39,12 +46,12 @@ def test_no_generated_page_is_left_that_the_code_no_longer_gives() -> None:
         for path in (ROOT / REFERENCE).glob("*.md")
         if path.read_text().startswith(GENERATED)
     }
-    assert generated == set(PAGES)
+    assert generated == set(_pages())
 
 
 def test_the_schema_page_has_every_type_and_field_of_schema_graphql() -> None:
     schema = build_schema((ROOT / "schema.graphql").read_text())
-    text = PAGES[REFERENCE / "schema.md"]
+    text = _pages()[REFERENCE / "schema.md"]
     roots = {schema.query_type, schema.mutation_type, schema.subscription_type}
     missing = []
     for name, named in schema.type_map.items():
