@@ -5,7 +5,6 @@ messages, and runs the rules in full only when the fast path is not sure."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from edge.rules import MergeWorkExceeded, run_rules
 from edge.schema import GRAPHQL_SCHEMA
 from edge.validation import STATS, check_document
 from leaderboard.graphiql import DEFAULT_QUERY
+from tests.docs_pages import example_pages, graphql_blocks, operations
 from tests.fuzz.schema_documents import schema_document, schema_documents
 from tests.test_rules import INVALID, _random_documents
 
@@ -45,11 +45,16 @@ UNBOUNDED = 1 << 30
 """A merge bound no document of the token limit reaches."""
 
 
-def _readme_operations() -> list[str]:
-    """Each operation of the README's GraphQL examples (a block may hold several anonymous
-    ones, which are sent one at a time)."""
-    blocks = re.findall(r"```graphql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    return [op for block in blocks for op in re.split(r"\n(?=mutation|query|\{)", block.strip())]
+def _documented_operations() -> list[tuple[str, str]]:
+    """Each operation of the GraphQL examples of the README and of the hand-written pages of
+    docs/ (a block may hold several anonymous ones, which are sent one at a time), by page."""
+    return [
+        (f"{path.relative_to(ROOT).as_posix()} {n}", op)
+        for path in example_pages()
+        for n, op in enumerate(
+            op for block in graphql_blocks(path.read_text()) for op in operations(block)
+        )
+    ]
 
 
 def _valid_documents() -> list[Any]:
@@ -63,7 +68,7 @@ def _valid_documents() -> list[Any]:
         (ROOT / "examples" / "operations").glob("*.graphql")
     )
     documents += [pytest.param(path.read_text(), id=path.name) for path in files]
-    documents += [pytest.param(op, id=f"README {i}") for i, op in enumerate(_readme_operations())]
+    documents += [pytest.param(op, id=name) for name, op in _documented_operations()]
     documents.append(pytest.param(DEFAULT_QUERY, id="GraphiQL default"))
     documents.append(pytest.param(get_introspection_query(), id="introspection"))
     documents.append(

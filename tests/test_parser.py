@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
@@ -34,6 +33,7 @@ from bench.validation.documents import GRAPHIQL_INTROSPECTION, worst_documents
 from edge.parser import MAX_FAST_NESTING, STATS, ParseStats, parse_document
 from edge.schema import GRAPHQL_SCHEMA
 from edge.validation import MAX_TOKENS
+from tests.docs_pages import example_pages, graphql_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -136,9 +136,13 @@ def counted() -> Iterator[ParseStats]:
 # The documents of the project.
 
 
-def _readme_documents() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    return re.findall(r"```graphql\n(.*?)```", text, flags=re.DOTALL)
+def _documented_examples() -> list[tuple[str, str]]:
+    """Every GraphQL block of the README and of the hand-written pages of docs/, by page."""
+    return [
+        (f"{path.relative_to(ROOT).as_posix()} block {n}", block)
+        for path in example_pages()
+        for n, block in enumerate(graphql_blocks(path.read_text()))
+    ]
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -153,7 +157,7 @@ def _corpus() -> list[tuple[str, str]]:
             "introspection, every option",
             GRAPHIQL_INTROSPECTION,
         ),
-        *((f"README block {n}", block) for n, block in enumerate(_readme_documents())),
+        *_documented_examples(),
     ]
 
 
