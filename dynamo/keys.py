@@ -81,7 +81,7 @@ class Entity:
     """An item family of the table and its keys."""
 
     name: str
-    """As the README's table names it."""
+    """As the table in docs/explanation/table-design.md names it."""
     pk: Template
     sk: Template
     indexes: Mapping[str, tuple[Template, Template]] = field(default_factory=dict)

@@ -31,7 +31,7 @@ ENTITIES: tuple[Entity, ...] = (
     PLAY_RECORD,
     MODERATION,
 )
-"""In the order of the README's table."""
+"""In the order of the table in docs/explanation/table-design.md."""
 
 
 def entity_of(item: Mapping[str, Any]) -> Entity | None:

@@ -82,10 +82,10 @@ PARTITIONED_ENTRY_COUNT_SHARD = Entity.declare(
 )
 
 COUNT_SHARDS = 32
-"""Count shards per partition key of a board (a power of two; the README's "Submitting a
-score" says why 32): two first entries of one partition in flight together meet on one shard
-one time in 32, and a partition's 32 shards (with the board's item, on a board of one
-partition) are read in one Query of under 4 KB, one read unit."""
+"""Count shards per partition key of a board (a power of two; "Why 32 count shards" in
+docs/explanation/table-design.md says why): two first entries of one partition in flight together
+meet on one shard one time in 32, and a partition's 32 shards (with the board's item, on a board of
+one partition) are read in one Query of under 4 KB, one read unit."""
 
 MAX_PARTITIONS = 64
 """The most partition keys a board's Score items may spread over (``partitions``, a power of

@@ -53,7 +53,7 @@ PROBE_PLAYERS = 4
 
 TOP_PAGE = """query LeaderboardPage($id: ID!) { leaderboard(id: $id) { entryCount
   topScores(first: 10) { edges { node { score rank player { id name } } } } } }"""
-"""The cacheable top page (see the README's "Response cache")."""
+"""The cacheable top page (see docs/how-to/response-cache.md, "What is cached")."""
 WATCH = """subscription Watch($id: ID!) { leaderboardChanged(leaderboardId: $id, first: 3) {
   leaderboardId entries { rank score player { id } } } }"""
 PROTOCOL = ("graphql-transport-ws",)

@@ -1,5 +1,6 @@
-"""The key grammar of the table (README, "The table"): every item's keys are exactly one of
-the documented templates, with well-formed ids, scores and e-mail addresses (tests only)."""
+"""The key grammar of the table (docs/explanation/table-design.md, "The table"): every item's keys
+are exactly one of the documented templates, with well-formed ids, scores and e-mail addresses
+(tests only)."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ VIEWPORT: ViewportSize = {"width": 1400, "height": 900}
 TIMEOUT_MS = 10_000
 DEMO_PLAYERS = 12
 # Each run leaves its screenshot here (not committed); docs/graphiql.png, shown by the
-# README, is a copy of one.
+# README and the tutorial's first page, is a copy of one.
 SCREENSHOT = Path(__file__).resolve().parent.parent / "build" / "screenshots" / "graphiql.png"
 
 # The result pane is a CodeMirror 5 editor; it renders only the lines in view, so the whole

@@ -1,6 +1,6 @@
 """The capacity benchmark's numbers: DynamoDB's size and unit rules, and the units the service's
 own operations spend, measured against the real DynamoDB Local and redis-server, so that the
-README's capacity table cannot drift from the code unnoticed."""
+capacity tables of docs/explanation/capacity.md cannot drift from the code unnoticed."""
 
 from __future__ import annotations
 
@@ -343,8 +343,9 @@ def test_the_hot_board_writes_at_most_4_wcu_per_play_on_its_partition(
 
 
 def test_the_committed_results_hold_the_units_the_code_spends_now(measured_run: Results) -> None:
-    """The README's capacity table comes from bench/results/capacity.json: the operations whose
-    units do not depend on the board's size must cost there what they cost here."""
+    """The table of units per operation (docs/explanation/capacity.md) comes from
+    bench/results/capacity.json: the operations whose units do not depend on the board's size
+    must cost there what they cost here."""
     committed = {
         row["name"]: row
         for row in json.loads((ROOT / "bench" / "results" / "capacity.json").read_text())[
@@ -463,8 +464,9 @@ def test_the_top_100_on_n_partitions_reads_the_board_n_queries_and_the_names(
 def test_the_committed_results_hold_the_sharded_units_the_code_spends_now(
     measured_run: Results,
 ) -> None:
-    """The README's table of N comes from bench/results/capacity.json: what a first entry
-    writes on each key, and the calls of a top-100 page, must be there what they are here."""
+    """The table of N (docs/explanation/capacity.md) comes from bench/results/capacity.json:
+    what a first entry writes on each key, and the calls of a top-100 page, must be there what
+    they are here."""
     committed = json.loads((ROOT / "bench" / "results" / "capacity.json").read_text())[
         "write_sharded_boards"
     ]

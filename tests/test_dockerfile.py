@@ -1,5 +1,6 @@
-"""What the README promises of the container image, read from the Dockerfile's runtime stage
-(no container engine runs the tests; `make lint-docker` checks the file with hadolint)."""
+"""What docs/how-to/install-elsewhere.md promises of the container image, read from the Dockerfile's
+runtime stage (no container engine runs the tests; `make lint-docker` checks the file with
+hadolint)."""
 
 from __future__ import annotations
 

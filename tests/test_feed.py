@@ -318,7 +318,8 @@ async def test_the_lease_is_held_by_one_and_taken_over_when_it_lapses(
 
 
 async def test_the_delay_from_a_play_to_the_other_instance(fleet: Fleet) -> None:
-    """Measured, not asserted against a bound: printed for the README (run with -s)."""
+    """Measured, not asserted against a bound: printed for docs/how-to/scale-out.md (run with
+    -s)."""
     a, b = fleet.a, fleet.b
     players = [f"p{i}" for i in range(5)]
     for p in players:

@@ -1,4 +1,4 @@
-"""The key grammar of the README (``tests/key_grammar.py``), which the fuzz tests check every
+"""The key grammar of the table (``tests/key_grammar.py``), which the fuzz tests check every
 item of the table against: well-formed items of every kind pass, malformed ones are caught."""
 
 from __future__ import annotations

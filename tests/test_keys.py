@@ -1,11 +1,10 @@
 """Keys as data: each entity's declaration builds its keys and items, recognises its stored
-items, and is the table the README documents."""
+items, and is the table docs/explanation/table-design.md documents."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -25,8 +24,8 @@ from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, SCORE_RANGE_END, ScoreItem, sort_values
 from dynamo.sessions import SESSION
+from tests.docs_pages import page, section
 
-README = Path(__file__).resolve().parent.parent / "README.md"
 AT = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
 
@@ -36,13 +35,13 @@ def _camel(name: str) -> str:
 
 
 def _as_documented(template: Template) -> str:
-    """The template as the README writes it: ``PLAYER#<playerId>``."""
+    """The template as the documentation writes it: ``PLAYER#<playerId>``."""
     return re.sub(r"\{(\w+)\}", lambda m: f"<{_camel(m.group(1))}>", template.text)
 
 
-def test_the_declarations_are_the_readme_table() -> None:
-    section = README.read_text().split("## The table", 1)[1]
-    table = section[section.index("| entity |") :].split("\n\n", 1)[0]
+def test_the_declarations_are_the_documented_table() -> None:
+    text = section(page("explanation/table-design.md"), "## The table")
+    table = text[text.index("| entity |") :].split("\n\n", 1)[0]
     rows = [
         [cell.strip().strip("`") for cell in line.strip("|").split("|")]
         for line in table.splitlines()[2:]

@@ -487,7 +487,8 @@ async def test_a_feed_that_lost_its_place_clears_the_cache(fleet: Fleet) -> None
 
 async def test_the_staleness_of_the_other_instance_s_cached_page(fleet: Fleet) -> None:
     """From a play's answer through A to the first read through B that shows it, B's page
-    being cached: measured, not asserted against a bound (printed for the README, -s)."""
+    being cached: measured, not asserted against a bound (printed for
+    docs/how-to/response-cache.md, -s)."""
     a, b = fleet.a, fleet.b
     players = [f"p{i}" for i in range(5)]
     await _board(a, {p: 1 for p in players})

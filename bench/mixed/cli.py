@@ -5,11 +5,11 @@ process, at several numbers of concurrent clients.
 [--ranks index|count] [--generators 1] [--prewarm 10] [--profile 32]
 [--out bench/results]``
 
-The benchmark starts a fresh in-memory DynamoDB Local and, with ``--ranks index`` (the
-default, the configuration the README recommends for boards of this size), redis-server and
-``leaderboard rank-indexer`` (the stream projector, a process of its own as the Lambda is on
-AWS). It creates a table and loads the main board with ``--entries`` players, a season board
-with a quarter of them and a daily board with a twentieth (:mod:`bench.core.workload`, written with
+The benchmark starts a fresh in-memory DynamoDB Local and, with ``--ranks index`` (the default, the
+configuration docs/how-to/rank-index.md recommends for boards of this size), redis-server and
+``leaderboard rank-indexer`` (the stream projector, a process of its own as the Lambda is on AWS).
+It creates a table and loads the main board with ``--entries`` players, a season board with a
+quarter of them and a daily board with a twentieth (:mod:`bench.core.workload`, written with
 BatchWriteItem, item for item what the submission path writes), builds the rank index of each
 board and waits until the projector has caught up. Then it starts ``leaderboard serve`` on that
 table in a process of its own, configured through the environment (``LEADERBOARD_*``).

@@ -4,7 +4,8 @@ cursors, page sizes, deep and wide documents, malformed bodies and odd GET reque
 Every example must get a typed answer: no 500, no traceback or Python exception name in the
 body, an ``extensions.code`` on every GraphQL error (never INTERNAL_SERVER_ERROR), and a short
 4xx for anything that is not GraphQL. The service must still answer afterwards, and every item
-of the table must still match the key grammar of the README (``tests/key_grammar.py``).
+of the table must still match the key grammar of the table's design (``tests/key_grammar.py``,
+after docs/explanation/table-design.md).
 
 This package holds what the suite shares: the checks on every answer (``answers``), the
 hypothesis strategies (``inputs`` for values, ``operations`` for GraphQL documents and their
