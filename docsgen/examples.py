@@ -7,21 +7,25 @@ for writers):
 
 - ``<!-- run -->`` before a ```graphql block: the block runs, with an admin key, against a
   service holding the demo data, after the page's runnable blocks above it; each of its
-  operations is sent on its own, in order. ``<!-- run game-server -->`` sends a game-server
-  key instead, ``<!-- run anonymous -->`` no key. Every ```graphql block of README.md runs
-  as if marked ``<!-- run -->``, unless marked ``<!-- no-run -->``.
+  operations is sent on its own, in order, a query or mutation over HTTP and a subscription
+  over WebSocket (graphql-transport-ws), up to its first push. ``<!-- run game-server -->``
+  sends a game-server key instead, ``<!-- run anonymous -->`` no key. Every ```graphql block
+  of README.md runs as if marked ``<!-- run -->``, unless marked ``<!-- no-run -->``.
 - ``<!-- variables -->`` before a ```json block right after a runnable block: the variables
   its operations are sent with.
 - ``<!-- output -->`` before a ```json block right after a runnable block (or after its
-  variables): the answer the block's operation must get, compared as JSON. The string ``"…"``
-  stands for any one value (an id, a time, a cursor). Only the top-level keys the shown answer
-  has are compared, except that an answer shown without ``errors`` must have none. A block
-  with an output holds one operation.
-
-A subscription does not run (the tests send operations over HTTP): its block stays unmarked.
+  variables): the answer the block's operation must get (a subscription's: its first push),
+  compared as JSON. The string ``"…"`` stands for any one value (an id, a time, a cursor).
+  Only the top-level keys the shown answer has are compared, except that an answer shown
+  without ``errors`` must have none. A block with an output holds one operation.
 
 A runnable block without an output must be answered without errors, neither GraphQL errors nor
 a mutation payload's ``errors``.
+
+Each page runs on a service of its own, except that a page whose first line is
+``<!-- continue -->`` runs after the page before it in the navigation (mkdocs.yml's ``nav:``),
+on the same service: the pages so chained are one run (:func:`runs`), as the tutorial's
+pages, which a reader follows one after the other.
 """
 
 from __future__ import annotations
@@ -46,19 +50,25 @@ from graphql import (
 
 __all__ = [
     "ANY",
+    "CONTINUE",
     "KEYS",
     "README",
     "Block",
     "Example",
     "ExampleError",
+    "continues",
     "differences",
     "documentation_pages",
     "examples",
     "graphql_blocks",
+    "is_subscription",
+    "navigation",
     "operations",
     "payload_errors",
     "read_blocks",
+    "runs",
     "schema_errors",
+    "section",
 ]
 
 ANY = "…"
@@ -67,8 +77,11 @@ KEYS = ("admin", "game-server", "anonymous")
 """What a runnable block may be sent with: an admin key (the default), a game-server key, or
 no key."""
 README = "README.md"
+CONTINUE = "<!-- continue -->"
+"""A page's first line when its examples run after the previous page's, on the same service."""
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)$")
+_NAV_PAGE = re.compile(r"^[ \t]*- (?:[^\n]*: )?([\w./-]+\.md)[ \t]*$", flags=re.M)
 _MARK = re.compile(r"^[ \t]*<!--[ \t]*(?P<mark>.*?)[ \t]*-->[ \t]*$")
 
 
@@ -106,9 +119,67 @@ class Example:
         return f"{self.page}:{self.block.line}"
 
 
+def is_subscription(operation: str) -> bool:
+    """Whether a document's operations include a subscription (sent over WebSocket)."""
+    return any(
+        isinstance(d, OperationDefinitionNode) and d.operation is OperationType.SUBSCRIPTION
+        for d in parse(operation).definitions
+    )
+
+
 def documentation_pages(root: Path) -> list[Path]:
     """README.md, then every Markdown page under docs/, in path order."""
     return [root / README, *sorted((root / "docs").rglob("*.md"))]
+
+
+def navigation(root: Path) -> list[str]:
+    """The pages mkdocs.yml's ``nav:`` lists, in its order, by their paths under docs/."""
+    text = (root / "mkdocs.yml").read_text()
+    nav = text[text.index("\nnav:\n") :]
+    return _NAV_PAGE.findall(nav)
+
+
+def continues(page: Path) -> bool:
+    """Whether a page's examples run after the previous page's (its first line is
+    ``<!-- continue -->``)."""
+    return page.read_text().split("\n", 1)[0].strip() == CONTINUE
+
+
+def runs(root: Path) -> list[list[Path]]:
+    """The documentation's pages grouped as their examples run, each group on one service in
+    its order: a page alone, or a page followed by the pages that continue it, in the order of
+    the navigation. Groups are in the order of :func:`documentation_pages`."""
+    nav = navigation(root)
+    docs = root / "docs"
+    following: dict[Path, Path] = {}
+    for page in documentation_pages(root):
+        if not continues(page):
+            continue
+        where = page.relative_to(docs).as_posix() if docs in page.parents else None
+        if where not in nav or nav.index(where) == 0:
+            raise ExampleError(
+                f"{page.relative_to(root).as_posix()}: {CONTINUE} continues the page before it "
+                "in mkdocs.yml's nav:, which lists it first or not at all"
+            )
+        following[docs / nav[nav.index(where) - 1]] = page
+    groups: list[list[Path]] = []
+    for page in documentation_pages(root):
+        if continues(page):
+            continue
+        group = [page]
+        while group[-1] in following:
+            group.append(following[group[-1]])
+        groups.append(group)
+    return groups
+
+
+def section(text: str, heading: str) -> str:
+    """The text of a page under a heading line (``## The table``), up to the next heading of
+    the same or a higher level; raises ValueError if the page has no such heading."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    found = re.compile(rf"^#{{1,{level}}} ", flags=re.M).search(text, start)
+    return text[start : found.start() if found else len(text)]
 
 
 def read_blocks(text: str) -> list[Block]:
@@ -175,11 +246,6 @@ def examples(page: Path, name: str) -> list[Example]:
             output_line = blocks[index].line
             index += 1
         texts = operations(block.text)
-        if any(_is_subscription(text) for text in texts):
-            raise ExampleError(
-                f"{name}:{block.line}: a subscription does not run over HTTP: leave the block "
-                "unmarked (it is still validated)"
-            )
         if output_line is not None and len(texts) != 1:
             raise ExampleError(
                 f"{name}:{block.line}: a block whose answer is shown holds one operation, "
@@ -207,13 +273,6 @@ def _run_key(block: Block, every_block_runs: bool, name: str) -> str | None:
             f"run, then nothing or one of {', '.join(KEYS)}"
         )
     return words[1] if len(words) == 2 else "admin"
-
-
-def _is_subscription(text: str) -> bool:
-    return any(
-        isinstance(d, OperationDefinitionNode) and d.operation is OperationType.SUBSCRIPTION
-        for d in parse(text).definitions
-    )
 
 
 def _json(block: Block, name: str) -> Any:

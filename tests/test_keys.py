@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from docsgen import ROOT
+from docsgen.examples import section
 from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.families import FAMILY
 from dynamo.keys import Template
@@ -24,7 +26,6 @@ from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
 from dynamo.scores import SCORE, SCORE_RANGE_END, ScoreItem, sort_values
 from dynamo.sessions import SESSION
-from tests.docs_pages import page, section
 
 AT = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -40,7 +41,7 @@ def _as_documented(template: Template) -> str:
 
 
 def test_the_declarations_are_the_documented_table() -> None:
-    text = section(page("explanation/table-design.md"), "## The table")
+    text = section((ROOT / "docs/explanation/table-design.md").read_text(), "## The table")
     table = text[text.index("| entity |") :].split("\n\n", 1)[0]
     rows = [
         [cell.strip().strip("`") for cell in line.strip("|").split("|")]

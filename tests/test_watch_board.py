@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 from tests.conftest import WAIT, Api
-from tests.docs_pages import ROOT
 
-SCRIPT = ROOT / "examples" / "watch_board.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "watch_board.py"
 
 
 async def _line(stream: asyncio.StreamReader) -> str:
