@@ -7,9 +7,17 @@ from enum import Enum
 import strawberry
 from strawberry.types.enum import StrawberryEnumDefinition
 
+from dynamo import moderation as removals
+from dynamo import play_writes
 from dynamo.errors import ErrorCode
-from dynamo.leaderboards import Operator, Period, SortOrder
+from dynamo.families import MAX_RETENTION_DAYS, MAX_SEASON_DAYS
+from dynamo.leaderboards import MAX_PARTITIONS, MAX_SCORE_WIDTH, Operator, Period, SortOrder
 from dynamo.moderation import ModerationAction
+from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE
+from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS
+from resolvers.inputs import MAX_IDS, MAX_PAGE_SIZE
+from resolvers.moderation import MAX_REASON
+from resolvers.ranks import MAX_AROUND
 
 __all__ = ["ErrorCode", "ModerationAction", "Operator", "Period", "SortOrder"]
 
@@ -64,14 +72,29 @@ _register(
         "ULID.",
         ErrorCode.INVALID_EMAIL: "A malformed e-mail address.",
         ErrorCode.INVALID_NAME: "An empty, overlong or unprintable name.",
-        ErrorCode.INVALID_ARGUMENT: "An argument out of its range or inconsistent with another "
-        "(first, scoreWidth, endsAt before startsAt, durationSec, ...).",
+        ErrorCode.INVALID_ARGUMENT: "An argument out of its range or inconsistent with another; "
+        f"nothing was written. The ranges: first from 0 to {MAX_PAGE_SIZE}; at most {MAX_IDS} "
+        f"ids in a list; around's before and after from 0 to {MAX_AROUND}; a play names 1 to "
+        f"{MAX_TARGETS} boards and families, with a durationSec from 0 to {MAX_DURATION_SEC}; "
+        f"a scoreWidth from 1 to {MAX_SCORE_WIDTH}, a minScore and a maxScore within the "
+        "scores of the width, minScore not above maxScore; endsAt after startsAt; a time from "
+        f"1970 to 2999; partitions a power of two from 1 to {MAX_PARTITIONS}; a family's period "
+        "DAILY, WEEKLY or SEASON (a SEASON family with seasonStart and seasonDays), its time "
+        f"zone a known one, seasonDays from 1 to {MAX_SEASON_DAYS} and retentionDays from 0 to "
+        f"{MAX_RETENTION_DAYS}; a moderation reason of 1 to {MAX_REASON} printable characters, "
+        "and an erasure's reason that does not name the player.",
         ErrorCode.INVALID_CURSOR: "A cursor this server did not issue for this list.",
         ErrorCode.INVALID_METADATA: "A play's metadata that is not a JSON object of at most "
-        "1 KiB (compact UTF-8 JSON) nested at most 8 deep; nothing was written.",
-        ErrorCode.SCORE_OUT_OF_RANGE: "A score over the board's width, or a play that would "
-        "take lifetimeScore or gamesPlayed past its type.",
-        ErrorCode.PLAYER_NOT_FOUND: "A write names an unknown player.",
+        "1 KiB (compact UTF-8 JSON) nested at most 8 deep, with finite numbers and valid "
+        "Unicode text; nothing was written on any board.",
+        ErrorCode.SCORE_OUT_OF_RANGE: "A score the board cannot take: a negative one, one over "
+        "the largest score of the board's scoreWidth, or one below the board's minScore or above "
+        "its maxScore (the message names the bounds; on an INCREMENT board they bound each "
+        "play's amount, and the width the total); or a play that would take the player's "
+        f"lifetimeScore past {MAX_LIFETIME_SCORE} or gamesPlayed past {MAX_GAMES_PLAYED}. "
+        "Nothing was written on any board.",
+        ErrorCode.PLAYER_NOT_FOUND: "A write names an unknown player (a player being erased is "
+        "unknown to plays).",
         ErrorCode.PLAYER_EXISTS: "A player with this id exists.",
         ErrorCode.PLAYER_BANNED: "The player is banned: its plays are refused and nothing is "
         "written.",
@@ -83,8 +106,11 @@ _register(
         ErrorCode.ENTRY_NOT_FOUND: "The player has no entry on the board to remove; or a rank "
         "read from the rank index is of an entry removed a moment ago (ask again).",
         ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt or from its endsAt on.",
-        ErrorCode.SUBMISSION_CONFLICT: "A play lost its race too many times in a row; nothing "
-        "was written: retry.",
+        ErrorCode.SUBMISSION_CONFLICT: "A write lost its race with concurrent writes of the same "
+        f"items on every try: a play {play_writes.MAX_ATTEMPTS} times in a row (nothing was "
+        f"written), a removeEntry {removals.MAX_ATTEMPTS} times (nothing was removed), or a ban "
+        "or an erasure whose player's items kept changing (it is in force, and goes on where it "
+        "stopped when sent again): retry.",
         ErrorCode.SUBMISSION_ID_REUSED: "A submissionId already recorded for a different play.",
         ErrorCode.BACKEND_UNAVAILABLE: "The database is down, overloaded or too slow for the "
         "request's time; nothing was written: retry later.",
@@ -96,9 +122,10 @@ _register(
         ErrorCode.COST_LIMIT_EXCEEDED: "A document whose worst-case cost is over the limit, or "
         "an operation that reached its cap of database calls: ask for less.",
         ErrorCode.THROTTLED: "This client is over its allowance (cost points, sockets, "
-        "operations on a socket): retry after extensions.retryAfter seconds.",
+        "operations on a socket): retry after extensions.retryAfter seconds (over HTTP, the "
+        "status is 429 with a Retry-After header).",
         ErrorCode.SERVICE_OVERLOADED: "The service is at capacity; nothing was done: retry "
-        "shortly.",
+        "shortly (over HTTP, the status is 503 with a Retry-After header).",
         ErrorCode.BAD_USER_INPUT: "Variables that do not fit their declared types.",
         ErrorCode.GRAPHQL_VALIDATION_FAILED: "A document that does not parse or is not valid.",
         ErrorCode.CHARACTER_LIMIT_EXCEEDED: "A document longer than extensions.limit characters "
@@ -118,8 +145,8 @@ _register(
         ErrorCode.MERGE_LIMIT_EXCEEDED: "A document whose fields of one response name take more "
         "than extensions.limit units of work to check for merging: fields with selections "
         "repeated inside repeated fields multiply it.",
-        ErrorCode.INTERNAL_SERVER_ERROR: "Anything unexpected; extensions.requestId names it "
-        "in the service's log.",
+        ErrorCode.INTERNAL_SERVER_ERROR: "Anything unexpected: the client gets this code and no "
+        "detail; extensions.requestId names it in the service's log, which has the traceback.",
     },
 )
 
