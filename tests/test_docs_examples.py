@@ -132,9 +132,13 @@ def _runnable() -> list[Any]:
     ]
 
 
-def test_the_documentation_has_runnable_examples() -> None:
-    assert len(_runnable()) >= 1
-    assert sum(len(examples(page, _name(page))) for page in PAGES) >= 5
+def test_the_documentation_has_runnable_examples_and_the_tutorial_runs_whole() -> None:
+    assert len(_runnable()) >= 5
+    assert sum(len(examples(page, _name(page))) for page in PAGES) >= 30
+    tutorial = sorted((ROOT / "docs" / "tutorial").glob("*.md"))
+    assert tutorial
+    for page in tutorial:
+        assert len(examples(page, _name(page))) == len(graphql_blocks(page)), _name(page)
 
 
 @pytest.mark.parametrize("pages", _runnable())
