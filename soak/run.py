@@ -56,6 +56,12 @@ __all__ = ["SoakConfig", "soak"]
 
 FEED_DELAY = "leaderboard_change_feed_delay_seconds"
 
+ANSWER_MARGIN_SECONDS = 15.0
+"""How long past the instances' request deadline a client waits for an answer. Every request
+is answered by its deadline (past it, with a typed error), so a client that gives up only
+after it and this margin reports as ``TRANSPORT_ERROR`` an answer that never came, never a
+slow one of a loaded machine."""
+
 
 @dataclass(frozen=True)
 class SoakConfig:
@@ -168,7 +174,7 @@ async def _drive(
     """Set the world up, then run the clients (and, with ``watch``, the probes and the
     observers) until the deadline; the observers go on for the bound past the last probe."""
     connector = aiohttp.TCPConnector(limit=config.clients * 4)
-    timeout = aiohttp.ClientTimeout(total=30)
+    timeout = aiohttp.ClientTimeout(total=config.limits.request_deadline + ANSWER_MARGIN_SECONDS)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
         urls = [s.url for s in served]
         client = GraphQLClient(http, urls, API_KEY, stats, admin_key=ADMIN_KEY)

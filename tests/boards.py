@@ -42,9 +42,13 @@ async def write_board(
     *,
     partitions: int = 1,
     attained: Sequence[datetime] | None = None,
+    guards: bool = True,
+    players: bool = True,
 ) -> tuple[LeaderboardItem, list[Entry]]:
     """A board of ``partitions`` partitions whose player ``p<i>`` attained ``scores[i]`` at
-    ``attained[i]``, by default T0 + i seconds."""
+    ``attained[i]``, by default T0 + i seconds. Each entry comes with its entry guard unless
+    ``guards`` is false (a test that only reads the board needs none), and each player's item
+    is written unless ``players`` is false (another board of the test wrote them)."""
     board = LeaderboardItem(
         leaderboard_id=board_id,
         name=board_id,
@@ -63,7 +67,10 @@ async def write_board(
             leaderboard_id=board_id, player_id=e.player_id, score=e.score, attained_at=e.attained_at
         )
         items.append(score_item(board, score))
-        items.append(ENTRY_GUARD.item(guard_for(board, score, version=0)))
+        if guards:
+            items.append(ENTRY_GUARD.item(guard_for(board, score, version=0)))
+        if not players:
+            continue
         player = PlayerItem(
             player_id=e.player_id,
             name=f"Player {e.player_id}",

@@ -64,11 +64,15 @@ async def test_index_count_and_oracle_agree_after_every_step(
     for p in players:
         await api.create_player(p)
     await api.create_board("b", operator=operator, sortOrder=order, scoreWidth=6)
-    for _ in range(30):
+    # After every play on one partition; on a write-sharded board, whose check asks each
+    # partition, after every third play and the last (a disagreement, once there, stays).
+    every = 1 if api.partitions == 1 else 3
+    for step in range(1, 31):
         result = await api.submit(rng.choice(players), "b", rng.randint(0, 6) * 5)
         assert result["errors"] == []
-        await indexed.projector.drain()
-        await _check(indexed, "b")
+        if step % every == 0:
+            await indexed.projector.drain()
+            await _check(indexed, "b")
     # Through GraphQL the index answers too, with the same ranks.
     ranked = await api.gql(
         '{ leaderboard(id: "b") { topScores(first: 8) { edges { node { rank player { id } } } } }}'
