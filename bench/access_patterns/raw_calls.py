@@ -10,7 +10,6 @@ sort keys, and a COUNT one per partition, summed.
 from __future__ import annotations
 
 import asyncio
-import heapq
 from collections.abc import Sequence
 from itertools import islice
 from typing import Any
@@ -18,11 +17,13 @@ from typing import Any
 from bench.access_patterns.raw_submit import raw_submit_score
 from bench.core.raw_dynamo import (
     items_of,
+    merged_items,
     raw_batch_get,
     raw_board,
     raw_count_shards,
     raw_get,
     raw_query,
+    raw_top_pages,
 )
 from bench.core.workload import TOP_N, Variables
 from dynamo.db import Db
@@ -58,19 +59,9 @@ class RawCalls:
     async def _top_ids(self, board_id: str) -> list[str]:
         """The players of the board's first TOP_N entries: TOP_N + 1 Score items of each of
         its partitions, at once, merged on their sort keys."""
-        pages = await asyncio.gather(
-            *(
-                raw_query(
-                    self.db,
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-                    ExpressionAttributeValues=serialize({":pk": pk, ":prefix": SCORE.sk.prefix}),
-                    ScanIndexForward=False,
-                    Limit=TOP_N + 1,
-                )
-                for pk in score_partitions(self.boards[board_id])
-            )
-        )
-        return [item["playerId"]["S"] for item in _merged(pages, TOP_N)]
+        pages = await raw_top_pages(self.db, self.boards[board_id], TOP_N + 1)
+        best = merged_items([items_of(page) for page in pages], descending=True)
+        return [item["playerId"]["S"] for item in islice(best, TOP_N)]
 
     async def player(self, v: Variables) -> None:
         await raw_get(self.db, PLAYER.key(player_id=v["id"]))
@@ -231,13 +222,6 @@ class RawCalls:
     async def submit_score(self, v: Variables) -> None:
         """See :func:`~bench.access_patterns.raw_submit.raw_submit_score`."""
         await raw_submit_score(self.db, self.board, v)
-
-
-def _merged(pages: Sequence[Any], first: int) -> list[Any]:
-    """The first ``first`` items of Query pages read best first, merged on their sort keys
-    (the board's order across its partitions)."""
-    parts = [items_of(page) for page in pages]
-    return list(islice(heapq.merge(*parts, key=lambda i: i["sk"]["S"], reverse=True), first))
 
 
 def _rank_value(board: Any, entry: Any) -> str:

@@ -5,7 +5,8 @@ benchmark table, and a board and its count read as the service reads them, with 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dynamo.db import Db
@@ -19,16 +20,19 @@ from dynamo.leaderboards import (
     count_partitions,
 )
 from dynamo.reads import BATCH_GET_LIMIT
+from dynamo.scores import SCORE, score_partitions
 from dynamo.table import Key
 
 __all__ = [
     "items_of",
+    "merged_items",
     "raw_batch_get",
     "raw_board",
     "raw_count_shards",
     "raw_get",
     "raw_key",
     "raw_query",
+    "raw_top_pages",
 ]
 
 
@@ -116,3 +120,30 @@ async def raw_count_shards(db: Db, board: LeaderboardItem) -> list[Any]:
             )
         )
     )
+
+
+async def raw_top_pages(db: Db, board: LeaderboardItem, limit: int) -> list[Any]:
+    """The first ``limit`` Score items of each of the board's partitions, best first, all at
+    once: one Query response a partition."""
+    return list(
+        await asyncio.gather(
+            *(
+                raw_query(
+                    db,
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                    ExpressionAttributeValues=serialize({":pk": pk, ":prefix": SCORE.sk.prefix}),
+                    ScanIndexForward=False,
+                    Limit=limit,
+                )
+                for pk in score_partitions(board)
+            )
+        )
+    )
+
+
+def merged_items(parts: Sequence[list[Any]], *, descending: bool) -> Iterator[Any]:
+    """Items of Query pages, each in the order of its sort keys, merged in that order (the
+    board's order across its partitions; one partition's page as it is)."""
+    if len(parts) == 1:
+        return iter(parts[0])
+    return heapq.merge(*parts, key=lambda item: item["sk"]["S"], reverse=descending)

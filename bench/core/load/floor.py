@@ -21,8 +21,7 @@ function its clients send with.
 from __future__ import annotations
 
 import asyncio
-import heapq
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from itertools import islice
@@ -36,11 +35,13 @@ from redis.exceptions import RedisError
 
 from bench.core.raw_dynamo import (
     items_of,
+    merged_items,
     raw_batch_get,
     raw_board,
     raw_count_shards,
     raw_get,
     raw_query,
+    raw_top_pages,
 )
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, REGION
 from bench.core.workload import TOP_N, Variables
@@ -115,20 +116,9 @@ class FloorCalls:
             return "NULL_RESULT"
         board = parse(LeaderboardItem, read)
         counted = asyncio.ensure_future(raw_count_shards(self.db, board))
-        pages = await asyncio.gather(
-            *(
-                raw_query(
-                    self.db,
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-                    ExpressionAttributeValues=serialize({":pk": pk, ":prefix": SCORE.sk.prefix}),
-                    ScanIndexForward=False,
-                    Limit=TOP_N + 1,
-                )
-                for pk in score_partitions(board)
-            )
-        )
+        pages = await raw_top_pages(self.db, board, TOP_N + 1)
         await counted
-        best = _merged([items_of(page) for page in pages], descending=True)
+        best = merged_items([items_of(page) for page in pages], descending=True)
         ids = [item["playerId"]["S"] for item in islice(best, TOP_N)]
         await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
         return None
@@ -295,8 +285,8 @@ class FloorCalls:
             for pk in pks
         ]
         pages = await asyncio.gather(*ups, *downs)
-        up = _merged([items_of(page) for page in pages[: len(pks)]], descending=False)
-        down = _merged([items_of(page) for page in pages[len(pks) :]], descending=True)
+        up = merged_items([items_of(page) for page in pages[: len(pks)]], descending=False)
+        down = merged_items([items_of(page) for page in pages[len(pks) :]], descending=True)
         above = list(islice((i for i in up if i["sk"]["S"] != own), AROUND))
         below = list(islice((i for i in down if i["sk"]["S"] != own), AROUND))
         better = [parse(ScoreItem, raw) for raw in reversed(above)]
@@ -320,14 +310,6 @@ class FloorCalls:
             better_than_top=better_than_top,
             listed_before=max(listed, better_than_top),
         )
-
-
-def _merged(parts: Sequence[list[Any]], *, descending: bool) -> Iterator[Any]:
-    """Items of Query pages, each in the order of its sort keys, merged in that order (one
-    partition's page as it is)."""
-    if len(parts) == 1:
-        return iter(parts[0])
-    return heapq.merge(*parts, key=lambda item: item["sk"]["S"], reverse=descending)
 
 
 def _calls(floor: FloorCalls) -> dict[str, Callable[[Variables], Awaitable[str | None]]]:
