@@ -33,9 +33,13 @@ ERASE = """mutation Erase($i: ErasePlayerInput!) { erasePlayer(input: $i) {
   complete erased { entries sessions } errors { code message } } }"""
 
 BUSY = "SUBMISSION_CONFLICT"
+"""A moderation that met a player changing too often: nothing was lost, send it again."""
+UNAVAILABLE = "BACKEND_UNAVAILABLE"
+"""DynamoDB gave no answer in time; a ban, an unban or an erasure so refused may be partly
+done and is sent again, as its message tells an operator to (the error still counts as an
+unexpected one)."""
 SCHEDULED_REMOVALS = 3
 """Removals of an entry a recent play made, spread over a run, besides the random ones."""
-"""A moderation that met a player changing too often: nothing was lost, send it again."""
 _ATTEMPTS = 10
 """How many times a ban, an unban or an erasure is sent before it is given up."""
 
@@ -244,7 +248,9 @@ class Moderation:
             payload, code = await self._moderate(op, query, variables, op, expected)
             if payload is not None and code is None:
                 return True
-            if code is not None and code != BUSY:
+            if code == UNAVAILABLE:
+                unknown = True  # may be partly done: sent again, it completes it
+            elif code is not None and code != BUSY:
                 return unknown and code == after_lost
             unknown = unknown or payload is None
             await asyncio.sleep(0.05)
@@ -279,7 +285,9 @@ class Moderation:
             )
             if payload is not None and code is None and payload["complete"]:
                 return True
-            if code is not None and code != BUSY:
+            if code == UNAVAILABLE:
+                unknown = True  # may be partly done: sent again, it goes on from there
+            elif code is not None and code != BUSY:
                 return unknown and code == "PLAYER_NOT_FOUND"  # a lost send completed it
             unknown = unknown or payload is None
             if code is not None or payload is None:

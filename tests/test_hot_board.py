@@ -37,7 +37,23 @@ HOLD = 0.010
 """Seconds each transaction holds its items in the proxy: a transaction's own latency."""
 
 SUBMIT = """mutation($i: SubmitScoreInput!) { submitScore(input: $i) {
-    entries { leaderboardId improved } errors { code } } }"""
+    entries { leaderboardId improved } errors { code message } } }"""
+
+
+class _Code(str):
+    """An error's code, equal to the code; its repr carries the message, so that a failed
+    comparison shows why the play was refused."""
+
+    message = ""
+
+    def __repr__(self) -> str:
+        return f"{str.__repr__(self)} ({self.message})"
+
+
+def _code(error: dict[str, str]) -> _Code:
+    code = _Code(error["code"])
+    code.message = error["message"]
+    return code
 
 
 @pytest.fixture
@@ -53,7 +69,7 @@ async def _play(api: Api, player: str, score: int, **boards: Any) -> list[str]:
     data = await api.gql(
         SUBMIT, {"i": {"playerId": player, "gameId": "g", "score": score, **boards}}
     )
-    return [e["code"] for e in data["submitScore"]["errors"]]
+    return [_code(e) for e in data["submitScore"]["errors"]]
 
 
 def _boards_held(conflicts: TransactionConflicts, table: str, boards: Sequence[str]) -> int:
