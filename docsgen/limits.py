@@ -77,7 +77,7 @@ INPUT = (
     Limit("dynamo.plays.MAX_DURATION_SEC", ErrorCode.INVALID_ARGUMENT),
     Limit("dynamo.metadata.MAX_METADATA_BYTES", ErrorCode.INVALID_METADATA),
     Limit("dynamo.metadata.MAX_METADATA_DEPTH", ErrorCode.INVALID_METADATA),
-    Limit("resolvers.inputs._MAX_NAME", ErrorCode.INVALID_NAME),
+    Limit("resolvers.inputs.MAX_NAME", ErrorCode.INVALID_NAME),
     Limit("dynamo.emails.MAX_EMAIL", ErrorCode.INVALID_EMAIL),
     Limit("resolvers.moderation.MAX_REASON", ErrorCode.INVALID_ARGUMENT),
     Limit("dynamo.families.MAX_FAMILY_ID", ErrorCode.INVALID_ID),

@@ -68,8 +68,9 @@ _register(
     "(extensions.code of a GraphQL error). New codes may be added in a minor release: keep a "
     "default branch when switching on them.",
     {
-        ErrorCode.INVALID_ID: "An id outside [A-Za-z0-9_.-]{1,64}, or a session id that is not a "
-        "ULID.",
+        ErrorCode.INVALID_ID: "An id outside [A-Za-z0-9_.-]{1,64} (a '#' or any other character "
+        "outside that set would break the table's key layout, so it is refused before anything "
+        "is written), or a session id that is not a ULID.",
         ErrorCode.INVALID_EMAIL: "A malformed e-mail address.",
         ErrorCode.INVALID_NAME: "An empty, overlong or unprintable name.",
         ErrorCode.INVALID_ARGUMENT: "An argument out of its range or inconsistent with another; "

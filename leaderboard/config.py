@@ -117,8 +117,8 @@ class Limits:
 @dataclass(frozen=True)
 class Settings:
     endpoint_url: str | None
-    """A DynamoDB-compatible endpoint (DynamoDB Local, LocalStack, AWS); None (unset) means the
-    embedded DynamoDB Local, which ``serve`` starts and fills with demo data. With an endpoint
+    """A DynamoDB-compatible endpoint (DynamoDB Local, LocalStack, AWS). Unset, the embedded
+    DynamoDB Local, which ``serve`` starts and fills with demo data. With an endpoint
     the table's stream is read at the same address, except at AWS's own, where the SDK finds
     the Streams endpoint."""
     region: str
@@ -130,7 +130,7 @@ class Settings:
     Unset, each process makes a random one, and its cursors last as long as the process."""
     redis_url: str | None = None
     """The rank index's Redis (``redis://host:6379/0``), which also carries the change feed
-    between instances; None (unset) answers ranks from the table's COUNT queries."""
+    between instances. Unset, ranks are answered from the table's COUNT queries."""
     api_keys: tuple[str, ...] = ()
     """Game-server keys, comma-separated: may write and read private data (Authorization:
     Bearer <key>). None set, writes and private reads are refused."""
@@ -146,9 +146,9 @@ class Settings:
     http_stale_while_revalidate: int = 10
     """Seconds past that a shared cache may still serve it while it fetches a fresh one."""
     cache_mb: int | None = None
-    """Megabytes of answers the process's response cache may hold; 0 turns it off; None
-    (unset) means 64 with a Redis URL (whose change feed keeps the cache exact across
-    instances) and off without one."""
+    """Megabytes of answers the process's response cache may hold; 0 turns it off. Unset, 64
+    with a Redis URL (whose change feed keeps the cache exact across instances) and off
+    without one."""
     cache_max_seconds: int = 30
     """Seconds an answer may be served from the response cache at most, whatever the
     change feed says; 0 turns the cache off."""

@@ -38,6 +38,7 @@ from dynamo.reads import Page
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "MAX_IDS",
+    "MAX_NAME",
     "MAX_PAGE_SIZE",
     "PAGE",
     "FieldError",
@@ -92,7 +93,7 @@ PAGE = {Subject.CURSOR: "after"}
 _SESSION_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
-_MAX_NAME = 100
+MAX_NAME = 100
 """Longest display name (a player's, a board's, a family's), in characters, all printable."""
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(3000, 1, 1, tzinfo=UTC)
@@ -169,9 +170,9 @@ def clean_email(value: str, field: str = "email") -> str:
 def clean_name(value: str, field: str = "name") -> str:
     """The trimmed display name; INVALID_NAME when empty, too long or unprintable."""
     name = value.strip()
-    if not name or len(name) > _MAX_NAME or not name.isprintable():
+    if not name or len(name) > MAX_NAME or not name.isprintable():
         raise FieldError(
-            ErrorCode.INVALID_NAME, f"{field} must be 1-{_MAX_NAME} printable characters", field
+            ErrorCode.INVALID_NAME, f"{field} must be 1-{MAX_NAME} printable characters", field
         )
     return name
 
