@@ -19,7 +19,7 @@ from bench.access_patterns.operations import SHARDED_ID, operations, sharded_boa
 from bench.access_patterns.report import board_markdown
 from bench.core.loading import loader_for
 from bench.core.report import log
-from bench.core.servers import dynamodb_per_size
+from bench.core.servers import drop_table, dynamodb_per_size
 from bench.core.stack import served_app
 from bench.core.workload import new_boards, plays
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
@@ -75,7 +75,7 @@ async def bench_board(
                 )
                 results.append(result)
         measure_seconds = time.perf_counter() - started
-        await db.client.delete_table(TableName=table)
+        await drop_table(db.client, table)
     return BoardResult(
         entries,
         method,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.core.loading import batch_write
+from bench.core.servers import drop_table
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, LOADER_CONFIG, REGION
 from bench.moderation.calls import CallTimer, WriteCounter
 from bench.moderation.data import BanTable, ErasureTable, ban_table, erasure_table
@@ -76,7 +77,7 @@ async def _fresh_table(endpoint_url: str) -> AsyncIterator[_Tools]:
         try:
             yield _Tools(db, CallCounter(db.client), CallTimer(db.client), WriteCounter(db.client))
         finally:
-            await db.client.delete_table(TableName=table)
+            await drop_table(db.client, table)
 
 
 async def _load(tools: _Tools, items: list[dict[str, Any]]) -> float:
