@@ -10,7 +10,8 @@ A ban is two steps, each safe to repeat:
 2. The player's entry guards are read with ConsistentRead (they hold AP5's entries, in the
    player's own partition), so every entry a play wrote before step 1 is seen, and the
    entries are removed as ``removeEntry`` removes one: Score item deleted, guard turned into a
-   tombstone, ``entryCount`` down by one (in the player's count shard of the board). At most
+   tombstone, ``entryCount`` down by one (in the player's count shard of the board). An entry
+   that a board's close froze stays in its final standings (dynamo/closing.py). At most
    ``BATCH`` entries go in one transaction, which also adds them to the ban's record, so the
    record tells exactly what left.
 
@@ -75,7 +76,7 @@ async def ban_player(db: Db, *, player_id: str, reason: str, actor: str) -> BanR
             player, action = await _mark_banned(db, player_id, reason, actor)
         boards: list[str] = []
         async for guards in player_guards(db, player_id):
-            standing = [g for g in guards if not g.removed]
+            standing = [g for g in guards if not g.removed and not g.frozen]
             for start in range(0, len(standing), BATCH):
                 chunk = standing[start : start + BATCH]
                 action = await _remove_chunk(db, action, chunk)
@@ -160,7 +161,7 @@ async def _remove_chunk(
                     "removed_count": action.removed_count + len(guards),
                 }
             )
-        guards = [g for g in await current_guards(db, guards) if not g.removed]
+        guards = [g for g in await current_guards(db, guards) if not g.removed and not g.frozen]
         if not guards:
             return action
         await backoff(attempt)

@@ -57,6 +57,10 @@ class EntryGuardItem(Item):
     (readers of the stream apply a change only when it is newer than the last)."""
     metadata: Metadata | None = None
     """The entry's metadata, kept when a play adds to an INCREMENT total it did not attain."""
+    frozen: bool | None = None
+    """True once the board's close froze the entry (dynamo/closing.py; None, not stored,
+    before): no play, removal or ban changes it from then on (their conditions require its
+    absence); an erasure still deletes it."""
 
     @property
     def score_key(self) -> Key:

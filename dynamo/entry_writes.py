@@ -175,13 +175,14 @@ def entry_write_items(table: str, change: EntryChange) -> list[tuple[str, Any]]:
 
 def _guard_check(table: str, old: EntryGuardItem) -> dict[str, Any]:
     """A condition on the entry guard still holding ``old`` as read: the same Score item, and
-    still standing (or still removed). A removal keeps the guard's ``scoreSk`` and marks it
-    removed, so a play that read the standing entry is refused by the marking alone."""
+    still standing (or still removed), and not frozen by the board's close. A removal keeps
+    the guard's ``scoreSk`` and marks it removed, so a play that read the standing entry is
+    refused by the marking alone."""
     key = ENTRY_GUARD.key_attributes(player_id=old.player_id, leaderboard_id=old.leaderboard_id)
     standing = "removed = :true" if old.removed else "NOT (removed = :true)"
     return {
         "TableName": table,
         "Key": serialize(key),
-        "ConditionExpression": f"scoreSk = :old AND {standing}",
+        "ConditionExpression": f"scoreSk = :old AND {standing} AND attribute_not_exists(frozen)",
         "ExpressionAttributeValues": serialize({":old": old.score_sk, ":true": True}),
     }

@@ -33,9 +33,11 @@ from dynamo.leaderboards import (
     Operator,
     Period,
     SortOrder,
+    close_due,
 )
 from dynamo.put_new import put_new
 from dynamo.reads import batch_get, get_items
+from dynamo.rewards import RewardTier
 
 __all__ = [
     "FAMILY",
@@ -79,6 +81,10 @@ class FamilyItem(Item):
     season_start: datetime | None = None
     season_days: int | None = None
     retention_days: int = 30
+    archive_days: int | None = None
+    """How many days after a board's end its final standings are kept; None: for ever."""
+    reward_tiers: list[RewardTier] | None = None
+    """The reward tiers of the family's boards (dynamo/rewards.py)."""
     partitions: int = 1
     """The partitions of the family's boards created from now on (see the module's
     description); the one attribute of a family that changes."""
@@ -150,6 +156,9 @@ def concrete_board(
         partitions=family.partitions,
         ttl=int(expires.timestamp()),
         created_at=created_at,
+        archive_days=family.archive_days,
+        reward_tiers=family.reward_tiers,
+        close_due=close_due(window.ends_at),
     )
 
 

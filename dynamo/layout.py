@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo.claims import CLAIM
+from dynamo.deliveries import DELIVERY
 from dynamo.entry_guards import ENTRY_GUARD
 from dynamo.families import FAMILY
 from dynamo.keys import Entity
@@ -12,6 +14,7 @@ from dynamo.leaderboards import ENTRY_COUNT_SHARD, LEADERBOARD, PARTITIONED_ENTR
 from dynamo.moderation import MODERATION
 from dynamo.play_records import PLAY_RECORD
 from dynamo.players import EMAIL_CLAIM, PLAYER
+from dynamo.results import RESULT
 from dynamo.scores import PARTITIONED_SCORE, SCORE
 from dynamo.sessions import SESSION
 
@@ -30,6 +33,9 @@ ENTITIES: tuple[Entity, ...] = (
     FAMILY,
     PLAY_RECORD,
     MODERATION,
+    RESULT,
+    CLAIM,
+    DELIVERY,
 )
 """In the order of the table in docs/explanation/table-design.md."""
 

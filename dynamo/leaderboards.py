@@ -39,6 +39,7 @@ from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.put_new import put_new
 from dynamo.reads import query_items
+from dynamo.rewards import RewardTier
 from dynamo.table import Key
 
 __all__ = [
@@ -49,17 +50,20 @@ __all__ = [
     "MAX_PARTITIONS",
     "MAX_SCORE_WIDTH",
     "PARTITIONED_ENTRY_COUNT_SHARD",
+    "BoardStatus",
     "EntryCountShard",
     "LeaderboardItem",
     "Operator",
     "Period",
     "SortOrder",
+    "close_due",
     "count_change",
     "count_entries",
     "count_partitions",
     "count_shard",
     "count_shard_item",
     "count_shard_key",
+    "count_shard_keys",
     "create_leaderboard",
     "get_leaderboard",
     "get_leaderboards",
@@ -71,7 +75,13 @@ __all__ = [
     "reserved_id_message",
 ]
 
-LEADERBOARD = Entity.declare("Leaderboard", pk="LEADERBOARD#{leaderboard_id}", sk="#METADATA")
+LEADERBOARD = Entity.declare(
+    "Leaderboard",
+    pk="LEADERBOARD#{leaderboard_id}",
+    sk="#METADATA",
+    gsi1=("CLOSE_DUE", "{close_due}#{leaderboard_id}"),
+    gsi2=("CLOSED_BOARDS", "{closed_key}#{leaderboard_id}"),
+)
 ENTRY_COUNT_SHARD = Entity.declare(
     "Entry count shard", pk="LEADERBOARD#{leaderboard_id}", sk="#COUNT#{shard}"
 )
@@ -123,6 +133,21 @@ class Operator(StrEnum):
     """The entry is the sum of the player's scores."""
 
 
+class BoardStatus(StrEnum):
+    LIVE = "LIVE"
+    """The board takes plays (or will, from its startsAt)."""
+    CLOSING = "CLOSING"
+    """Its period is over and its final standings are not all written yet: it takes no play."""
+    FINAL = "FINAL"
+    """Its final standings are written (dynamo/closing.py) and will not change."""
+
+
+def close_due(ends_at: datetime) -> str:
+    """The sort key of a board awaiting its close in GSI1's ``CLOSE_DUE`` partition: its
+    ``endsAt`` in epoch milliseconds, 13 digits, so that the boards due first sort first."""
+    return f"{int(ends_at.timestamp() * 1000):013d}"
+
+
 class LeaderboardItem(Item):
     leaderboard_id: str
     name: str
@@ -152,6 +177,29 @@ class LeaderboardItem(Item):
     ttl: int | None = None
     """Epoch seconds after which DynamoDB may delete the board (periodic boards only)."""
     created_at: datetime
+    archive_days: int | None = None
+    """How many days after ``endsAt`` the board's final standings are kept; None: for ever."""
+    reward_tiers: list[RewardTier] | None = None
+    """What its final standings give (dynamo/rewards.py), in order: an entrant takes the first
+    tier it qualifies for; None for no reward."""
+    close_due: str | None = None
+    """While a board with an ``endsAt`` awaits its close: :func:`close_due` of it, which puts
+    the board in GSI1's ``CLOSE_DUE`` partition, where ``close-periods`` finds it. The close
+    removes it with the board's index keys once the board is final."""
+    closing_since: datetime | None = None
+    """When its close began (dynamo/closing.py): from then on the board takes no play."""
+    close_phase: str | None = None
+    """The close's step while it runs: COUNTS, ENTRIES, RESULTS."""
+    close_cursor: str | None = None
+    """How far the close's RESULTS step went (JSON text; dynamo/closing.py)."""
+    final_count: int | None = None
+    """The entrants of its final standings, counted once its entries were frozen."""
+    closed_at: datetime | None = None
+    """When its final standings were complete."""
+    closed_key: str | None = None
+    """Once final: ``closedAt`` in epoch milliseconds (13 digits), which puts the board in
+    GSI2's ``CLOSED_BOARDS`` partition, the boards in the order they closed (the results
+    feed, dynamo/result_feed.py)."""
 
     @property
     def width_max(self) -> int:
@@ -178,10 +226,24 @@ class LeaderboardItem(Item):
         return low <= score <= high
 
     def is_open(self, at: datetime) -> bool:
-        """Whether a score attained at ``at`` may enter this board: startsAt <= at < endsAt."""
+        """Whether a score attained at ``at`` may enter this board: within its window, and its
+        close has not begun."""
+        return self.closing_since is None and self.within(at)
+
+    def within(self, at: datetime) -> bool:
+        """Whether ``at`` is within the board's window: startsAt <= at < endsAt."""
         if self.starts_at is not None and at < self.starts_at:
             return False
         return self.ends_at is None or at < self.ends_at
+
+    def status(self, at: datetime) -> BoardStatus:
+        """LIVE until ``endsAt`` (for ever without one), CLOSING from then until its final
+        standings are written, FINAL after."""
+        if self.closed_at is not None:
+            return BoardStatus.FINAL
+        if self.closing_since is not None or (self.ends_at is not None and at >= self.ends_at):
+            return BoardStatus.CLOSING
+        return BoardStatus.LIVE
 
 
 FAMILY_BOARD_ID = re.compile(
@@ -257,6 +319,25 @@ def count_shard_item(leaderboard_id: str, player_id: str, partitions: int) -> st
     return " ".join(count_shard_key(leaderboard_id, player_id, partitions))
 
 
+def count_shard_keys(board: LeaderboardItem) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """Every count shard of the board, whether a player counted in it yet or not: its key
+    attributes and the plain attributes it holds (``leaderboardId``, ``shard`` and on a
+    write-sharded board ``partition``), 32 per partition key, 32·N in all."""
+    found: list[tuple[dict[str, str], dict[str, str]]] = []
+    for partition in range(board.partitions):
+        for shard in range(COUNT_SHARDS):
+            values = {"leaderboard_id": board.leaderboard_id, "shard": f"{shard:02d}"}
+            entity = ENTRY_COUNT_SHARD
+            if board.partitions > 1:
+                values["partition"] = f"{partition:02d}"
+                entity = PARTITIONED_ENTRY_COUNT_SHARD
+            plain = {"leaderboardId": board.leaderboard_id, "shard": values["shard"]}
+            if "partition" in values:
+                plain["partition"] = values["partition"]
+            found.append((entity.key_attributes(**values), plain))
+    return found
+
+
 def count_partitions(board: LeaderboardItem) -> list[str]:
     """The partition keys of a write-sharded board's count shards, in partition order (the
     keys of its Score items); none for a board of one partition, whose shards its own Query
@@ -282,9 +363,10 @@ def count_change(
 ) -> dict[str, Any]:
     """The transaction item that adds ``delta`` (1 for a first entry, -1 for an entry taken
     off) to the player's count shard of the board (of ``partitions`` partitions), creating the
-    shard if need be (with the board's ``ttl``). It has no condition: what makes the count
-    exact is the entry guard's condition in the same transaction, which lets one change of the
-    player's entry through."""
+    shard if need be (with the board's ``ttl``). What makes the count exact is the entry
+    guard's condition in the same transaction, which lets one change of the player's entry
+    through; a first entry is also conditional on the shard not being frozen by the board's
+    close (dynamo/closing.py), which freezes every shard before it counts the entrants."""
     entity, key_values = _count_shard(leaderboard_id, player_id, partitions)
     names = {"#board": "leaderboardId", "#shard": "shard", "#count": "entryCount"}
     values: dict[str, Any] = {
@@ -301,15 +383,16 @@ def count_change(
         names["#ttl"] = "ttl"
         values[":ttl"] = ttl
         assign += ", #ttl = :ttl"
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": serialize(entity.key_attributes(**key_values)),
-            "UpdateExpression": f"SET {assign} ADD #count :delta",
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": serialize(values),
-        }
+    update: dict[str, Any] = {
+        "TableName": table,
+        "Key": serialize(entity.key_attributes(**key_values)),
+        "UpdateExpression": f"SET {assign} ADD #count :delta",
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": serialize(values),
     }
+    if delta > 0:
+        update["ConditionExpression"] = "attribute_not_exists(frozen)"
+    return {"Update": update}
 
 
 async def get_leaderboard(

@@ -145,6 +145,13 @@ async def _attempt(
         )
     board = parse(LeaderboardItem, found[bkey])
     guard = parse(EntryGuardItem, found[gkey]) if gkey in found else None
+    if board.closing_since is not None or (guard is not None and guard.frozen):
+        raise LeaderboardError(
+            ErrorCode.LEADERBOARD_CLOSED,
+            f"leaderboard {leaderboard_id!r} is closing or final: its standings are frozen "
+            "(an erasure of the player still takes its entry and result)",
+            Subject.LEADERBOARD,
+        )
     if guard is None or guard.removed:
         raise LeaderboardError(
             ErrorCode.ENTRY_NOT_FOUND,
@@ -248,9 +255,11 @@ def entry_removal_items(
     and but for a ``board`` that is gone (None) the board's ``entryCount`` drops by one in the
     player's count shard (where the board's partitions put it), which carries the guard's
     ``ttl`` (the board's), so that a shard written as the board expires expires with it. The
-    guard becomes a tombstone, or with ``erase`` is deleted."""
+    guard becomes a tombstone, or with ``erase`` is deleted. Only an erasure takes an entry
+    its board's close froze (dynamo/closing.py)."""
+    frozen = "" if erase else " AND attribute_not_exists(frozen)"
     condition = {
-        "ConditionExpression": "scoreSk = :sk AND NOT (removed = :true)",
+        "ConditionExpression": f"scoreSk = :sk AND NOT (removed = :true){frozen}",
         "ExpressionAttributeValues": serialize({":sk": guard.score_sk, ":true": True}),
     }
     if erase:

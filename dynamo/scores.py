@@ -55,6 +55,7 @@ __all__ = [
     "sort_values",
     "tie_value",
     "top_scores",
+    "top_scores_after",
 ]
 
 SCORE = Entity.declare(
@@ -212,6 +213,24 @@ async def top_scores(
         identity=score_player,
         consistent=consistent,
     )
+
+
+async def top_scores_after(
+    db: Db, board: LeaderboardItem, first: int, after_sk: str | None
+) -> tuple[list[ScoreItem], str | None, bool]:
+    """AP3 read with ConsistentRead from below the entry of sort key ``after_sk`` (from the
+    top when None), as a page of :func:`top_scores` resumes: the entries, the sort key of the
+    last of them (None for none), and whether more follow. For readers that keep where they
+    stopped in the table (dynamo/closing.py) rather than in a client's cursor."""
+    after = None
+    if after_sk is not None:
+        bound = {"pk": SCORE.pk.fill(leaderboard_id=board.leaderboard_id)}
+        if board.partitions > 1:
+            bound["partitions"] = str(board.partitions)
+        after = db.cursors.encode({**bound, "sk": after_sk})
+    page = await top_scores(db, board, first, after, consistent=True)
+    last = score_sk(board, page.items[-1]) if page.items else None
+    return page.items, last, page.has_next
 
 
 async def player_entry(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem | None:

@@ -11,15 +11,31 @@ from dynamo import moderation as removals
 from dynamo import play_writes
 from dynamo.errors import ErrorCode
 from dynamo.families import MAX_RETENTION_DAYS, MAX_SEASON_DAYS
-from dynamo.leaderboards import MAX_PARTITIONS, MAX_SCORE_WIDTH, Operator, Period, SortOrder
+from dynamo.leaderboards import (
+    MAX_PARTITIONS,
+    MAX_SCORE_WIDTH,
+    BoardStatus,
+    Operator,
+    Period,
+    SortOrder,
+)
 from dynamo.moderation import ModerationAction
 from dynamo.players import MAX_GAMES_PLAYED, MAX_LIFETIME_SCORE
 from dynamo.plays import MAX_DURATION_SEC, MAX_TARGETS
-from resolvers.inputs import MAX_IDS, MAX_PAGE_SIZE
+from dynamo.rewards import MAX_QUANTITY, MAX_REWARD_ID, MAX_TIERS, TierKind
+from resolvers.inputs import MAX_ARCHIVE_DAYS, MAX_IDS, MAX_PAGE_SIZE
 from resolvers.moderation import MAX_REASON
 from resolvers.ranks import MAX_AROUND
 
-__all__ = ["ErrorCode", "ModerationAction", "Operator", "Period", "SortOrder"]
+__all__ = [
+    "BoardStatus",
+    "ErrorCode",
+    "ModerationAction",
+    "Operator",
+    "Period",
+    "SortOrder",
+    "TierKind",
+]
 
 
 def _register(enum: type[Enum], name: str, description: str, values: dict[Enum, str]) -> None:
@@ -62,6 +78,33 @@ _register(
     },
 )
 _register(
+    BoardStatus,
+    "LeaderboardStatus",
+    "Where a board stands in its life: taking plays, being closed, or closed for good.",
+    {
+        BoardStatus.LIVE: "The board takes plays, from its startsAt if it has one, until its "
+        "endsAt (for ever without one).",
+        BoardStatus.CLOSING: "Its period is over and its final standings are being written: "
+        "it takes no play.",
+        BoardStatus.FINAL: "Its final standings are written (finalStandings, finalResult) and "
+        "never change.",
+    },
+)
+_register(
+    TierKind,
+    "RewardTierKind",
+    "Which entrants a reward tier takes, by their place in the board's final standings.",
+    {
+        TierKind.RANKS: "The ranks from fromRank to toRank, both included (no upper bound when "
+        "toRank is null): 1 to 1 for the winners, 2 to 3, 4 to 10.",
+        TierKind.TOP_PERCENT: "The first topPercent per cent of the entrants: the ranks up to "
+        "ceil(total * topPercent / 100), and at least rank 1 however few entered (top 1% of "
+        "1,000 entrants: ranks 1 to 10).",
+        TierKind.SCORE: "A score at least as good as the tier's score: that score or more on a "
+        "DESC board, that score or less on an ASC board.",
+    },
+)
+_register(
     ErrorCode,
     "ErrorCode",
     "Why a mutation wrote nothing (UserError.code), or why a request or a field failed "
@@ -82,7 +125,10 @@ _register(
         f"1970 to 2999; partitions a power of two from 1 to {MAX_PARTITIONS}; a family's period "
         "DAILY, WEEKLY or SEASON (a SEASON family with seasonStart and seasonDays), its time "
         f"zone a known one, seasonDays from 1 to {MAX_SEASON_DAYS} and retentionDays from 0 to "
-        f"{MAX_RETENTION_DAYS}; a moderation reason of 1 to {MAX_REASON} printable characters, "
+        f"{MAX_RETENTION_DAYS}; a board's or a family's archiveDays from 0 to "
+        f"{MAX_ARCHIVE_DAYS}; at most {MAX_TIERS} reward tiers, each well formed (see "
+        f"RewardTierInput: a rewardId of 1 to {MAX_REWARD_ID} characters, a quantity from 1 to "
+        f"{MAX_QUANTITY}); a moderation reason of 1 to {MAX_REASON} printable characters, "
         "and an erasure's reason that does not name the player.",
         ErrorCode.INVALID_CURSOR: "A cursor this server did not issue for this list.",
         ErrorCode.INVALID_METADATA: "A play's metadata that is not a JSON object of at most "
@@ -104,9 +150,17 @@ _register(
         ErrorCode.LEADERBOARD_NOT_FOUND: "A write or subscription names an unknown board.",
         ErrorCode.LEADERBOARD_EXISTS: "A board or family with this id exists, or holds one of "
         "the family's board ids.",
+        ErrorCode.NO_REWARD: "claimReward of a player with no final result on the board "
+        "(the board is not FINAL, the player had no entry, or was erased), or with a result in "
+        "no reward tier: nothing was written.",
+        ErrorCode.ALREADY_CLAIMED: "claimReward of a result whose reward was claimed before: "
+        "the payload's claim is that first claim, with its claimedAt; nothing was written. The "
+        "game grants the reward's items on the first claim's success alone.",
         ErrorCode.ENTRY_NOT_FOUND: "The player has no entry on the board to remove; or a rank "
         "read from the rank index is of an entry removed a moment ago (ask again).",
-        ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt or from its endsAt on.",
+        ErrorCode.LEADERBOARD_CLOSED: "A play before the board's startsAt, from its endsAt on, "
+        "or on a board whose close has begun (status CLOSING or FINAL); or a removeEntry on "
+        "such a board, whose standings are frozen.",
         ErrorCode.SUBMISSION_CONFLICT: "A write lost its race with concurrent writes of the same "
         f"items on every try: a play {play_writes.MAX_ATTEMPTS} times in a row (nothing was "
         f"written), a removeEntry {removals.MAX_ATTEMPTS} times (nothing was removed), or a ban "

@@ -11,6 +11,7 @@ from strawberry.types import Info
 from dynamo.families import FamilyItem
 from gql.enums import Operator, Period, SortOrder
 from gql.leaderboards import Leaderboard
+from gql.rewards import RewardTier, tiers_of
 from gql.scalars import Long
 from resolvers import families
 from resolvers.context import Context
@@ -83,6 +84,20 @@ class LeaderboardFamily:
     @strawberry.field(description="Days a board stays readable after its period ends.")
     def retention_days(self) -> int:
         return self.item.retention_days
+
+    @strawberry.field(
+        description="How many days after each board's endsAt its final standings are kept; "
+        "null: for ever."
+    )
+    def archive_days(self) -> int | None:
+        return self.item.archive_days
+
+    @strawberry.field(
+        description="The reward tiers each of the family's boards takes (see "
+        "Leaderboard.rewardTiers), in order; empty for none."
+    )
+    def reward_tiers(self) -> list[RewardTier]:
+        return tiers_of(self.item.reward_tiers)
 
     @strawberry.field(
         description="How many partition keys the family's boards created from now on spread "

@@ -7,15 +7,20 @@ from datetime import datetime
 import strawberry
 
 from dynamo.plays import MAX_TARGETS
-from gql.enums import Operator, Period, SortOrder
+from dynamo.rewards import MAX_QUANTITY, MAX_REWARD_ID, MAX_TIERS
+from gql.enums import Operator, Period, SortOrder, TierKind
 from gql.scalars import JSON, Long
+from resolvers.inputs import MAX_ARCHIVE_DAYS, PERCENT_DECIMALS, TierArguments
 
 __all__ = [
+    "ClaimRewardInput",
     "CreateLeaderboardFamilyInput",
     "CreateLeaderboardInput",
     "CreatePlayerInput",
+    "RewardTierInput",
     "SubmitScoreInput",
     "UpdateLeaderboardFamilyInput",
+    "tier_arguments",
 ]
 
 MIN_SCORE = (
@@ -28,12 +33,98 @@ MAX_SCORE = (
     "(SCORE_OUT_OF_RANGE). On INCREMENT boards it bounds each play's amount, not the total. "
     "Omit it for no bound but the width."
 )
+ARCHIVE_DAYS = (
+    "How many days after the board's endsAt its final standings (Leaderboard.finalStandings "
+    f"and finalResult, Player.results) are kept, 0 to {MAX_ARCHIVE_DAYS}; any other value is "
+    "INVALID_ARGUMENT. Omit it to keep them for ever."
+)
+FAMILY_ARCHIVE_DAYS = (
+    "How many days after each of the family's boards ends its final standings are kept (see "
+    f"CreateLeaderboardInput.archiveDays), 0 to {MAX_ARCHIVE_DAYS}; any other value is "
+    "INVALID_ARGUMENT. Omit it to keep them for ever."
+)
+REWARD_TIERS = (
+    f"What the board's final standings give, at most {MAX_TIERS} tiers, in order: at the "
+    "board's close each entrant's result takes the first tier it qualifies for (in the order "
+    "given), and that tier's reward. Ranks are standard competition ranks, so entrants who tie "
+    "share a rank and with it a tier (three tied for 10th are all within ranks 4 to 10, and "
+    "the next is 13th). A tier that is not well formed (see RewardTierInput), or more than "
+    f"{MAX_TIERS}, is INVALID_ARGUMENT at rewardTiers, and nothing is written. Omit it (or "
+    "give an empty list) for no reward."
+)
+FAMILY_REWARD_TIERS = (
+    "The reward tiers of each of the family's boards (see CreateLeaderboardInput.rewardTiers; "
+    "each SCORE threshold within the family's scoreWidth)."
+)
 PARTITIONS = (
     "How many partition keys the board's entries spread over, a power of two from 1 to 64: "
     "each takes some 1,000 writes a second on DynamoDB, and reading a page, a window or a "
     "counted rank of the board reads each of them. 1, the default, for a board of up to a "
     "couple of hundred plays a second. Any other value is INVALID_ARGUMENT."
 )
+
+
+@strawberry.input(
+    description="One reward tier of a board's final standings: which entrants it takes, by "
+    "the one threshold its kind takes (the others null or omitted), and what it gives each of "
+    "them. An entrant takes the first tier of the board's list it qualifies for."
+)
+class RewardTierInput:
+    kind: TierKind = strawberry.field(description="Which entrants the tier takes.")
+    reward_id: str = strawberry.field(
+        description=f"What the tier gives, as the game names it: 1 to {MAX_REWARD_ID} "
+        "characters of A-Z a-z 0-9 _ . : -."
+    )
+    quantity: int | None = strawberry.field(
+        default=1,
+        description=f"How many of it each entrant of the tier gets, 1 to {MAX_QUANTITY}; "
+        "null reads as 1.",
+    )
+    from_rank: int | None = strawberry.field(
+        default=None, description="RANKS (required): the first rank of the tier, 1 or more."
+    )
+    to_rank: int | None = strawberry.field(
+        default=None,
+        description="RANKS: the last rank of the tier, included, not below fromRank; null for "
+        "no upper bound.",
+    )
+    top_percent: float | None = strawberry.field(
+        default=None,
+        description="TOP_PERCENT (required): the share of the entrants, in per cent, above 0 "
+        f"and at most 100, with at most {PERCENT_DECIMALS} decimals (kept exact as the decimal "
+        "written). The tier takes the ranks up to ceil(total * topPercent / 100) of the total "
+        "entrants, and at least rank 1.",
+    )
+    score: Long | None = strawberry.field(
+        default=None,
+        description="SCORE (required): the threshold an entrant's score must reach (the score "
+        "or more on a DESC board, the score or less on an ASC board), within the scores of the "
+        "board's scoreWidth.",
+    )
+
+
+def tier_arguments(tiers: list[RewardTierInput] | None) -> list[TierArguments] | None:
+    """The tiers as the resolvers check them."""
+    if tiers is None:
+        return None
+    return [
+        TierArguments(
+            kind=t.kind,
+            reward_id=t.reward_id,
+            quantity=t.quantity,
+            from_rank=t.from_rank,
+            to_rank=t.to_rank,
+            top_percent=t.top_percent,
+            score=int(t.score) if t.score is not None else None,
+        )
+        for t in tiers
+    ]
+
+
+@strawberry.input(description="The final result whose reward to claim.")
+class ClaimRewardInput:
+    leaderboard_id: strawberry.ID = strawberry.field(description="The board, FINAL.")
+    player_id: strawberry.ID = strawberry.field(description="The player whose result it is.")
 
 
 @strawberry.input(description="A new player.")
@@ -69,6 +160,10 @@ class CreateLeaderboardInput:
         default=None, description="Instant from which scores are refused."
     )
     partitions: int = strawberry.field(default=1, description=PARTITIONS)
+    archive_days: int | None = strawberry.field(default=None, description=ARCHIVE_DAYS)
+    reward_tiers: list[RewardTierInput] | None = strawberry.field(
+        default=None, description=REWARD_TIERS
+    )
 
 
 @strawberry.input(
@@ -105,6 +200,10 @@ class CreateLeaderboardFamilyInput:
         description="The partitions of the family's boards (see CreateLeaderboardInput."
         "partitions), a power of two from 1 to 64; anything else is INVALID_ARGUMENT. "
         "updateLeaderboardFamily changes it for the boards created afterwards.",
+    )
+    archive_days: int | None = strawberry.field(default=None, description=FAMILY_ARCHIVE_DAYS)
+    reward_tiers: list[RewardTierInput] | None = strawberry.field(
+        default=None, description=FAMILY_REWARD_TIERS
     )
 
 

@@ -11,8 +11,10 @@ from strawberry.types import Info
 
 from dynamo.leaderboards import LeaderboardItem
 from gql.connections import AFTER, FIRST, Connection, connection
-from gql.enums import Operator, Period, SortOrder
+from gql.enums import BoardStatus, Operator, Period, SortOrder
 from gql.lookahead import selected
+from gql.results import FinalResult
+from gql.rewards import TIERS, RewardTier, tiers_of
 from gql.scalars import Long
 from gql.scores import Rank, Score
 from resolvers import families, leaderboards
@@ -80,6 +82,30 @@ class Leaderboard:
         return self.item.ends_at
 
     @strawberry.field(
+        description="Where the board stands: LIVE until its endsAt, CLOSING from then until "
+        "its final standings are written, FINAL after."
+    )
+    def status(self, info: Info[Context, None]) -> BoardStatus:
+        return self.item.status(info.context.clock())
+
+    @strawberry.field(
+        description="When the board's final standings were complete; null until it is FINAL."
+    )
+    def closed_at(self) -> datetime | None:
+        return self.item.closed_at
+
+    @strawberry.field(
+        description="How many days after its endsAt the board's final standings are kept; "
+        "null: for ever."
+    )
+    def archive_days(self) -> int | None:
+        return self.item.archive_days
+
+    @strawberry.field(description=TIERS)
+    def reward_tiers(self) -> list[RewardTier]:
+        return tiers_of(self.item.reward_tiers)
+
+    @strawberry.field(
         description="How many partition keys the board's entries spread over (1 to 64, fixed "
         "when the board is created): its write capacity is that many partitions'. Its pages, "
         "ranks and windows are the same whatever it is."
@@ -88,7 +114,9 @@ class Leaderboard:
         return self.item.partitions
 
     @strawberry.field(
-        description="Number of players with an entry on this board.", graphql_type=int
+        description="Number of players with an entry on this board; on a FINAL board, the "
+        "entrants of its final standings (as its close counted them).",
+        graphql_type=int,
     )
     def entry_count(self, info: Info[Context, None]) -> int | Awaitable[int]:
         # Synchronous when the board's read brought its count (a board of one partition).
@@ -112,9 +140,11 @@ class Leaderboard:
         return LeaderboardFamily(item=family) if family else None
 
     @strawberry.field(
-        description=(
-            "Entries best first (AP3). Equal scores are listed in the order they were attained."
-        )
+        description="Entries best first (AP3). Equal scores are listed in the order they were "
+        "attained. On a FINAL board: its final standings (as finalStandings, in the same order, "
+        "each entry as it was frozen and ranked as its result), with that list's cursors; they "
+        "stay readable after the live entries expire (retentionDays), as long as the final "
+        "standings are kept (archiveDays)."
     )
     async def top_scores(
         self,
@@ -133,16 +163,51 @@ class Leaderboard:
         )
         return connection(page, lambda item: Score(item=item, window=window))
 
-    @strawberry.field(description="A player's rank on this board, or null if no entry (AP10).")
+    @strawberry.field(
+        description="The board's final standings in its order (position 1 first), each "
+        "entrant once; empty until the board is FINAL. They never change, except that a player "
+        "erased since is left out (the others keep the positions, ranks and total the close "
+        "gave them)."
+    )
+    async def final_standings(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[FinalResult]:
+        page = await leaderboards.resolve_final_standings(
+            info.context,
+            self.item,
+            first,
+            after,
+            with_players="player" in selected(info, "edges", "node"),
+        )
+        return connection(page, FinalResult.of)
+
+    @strawberry.field(
+        description="A player's final result on this board; null until the board is FINAL, "
+        "and for a player that had no entry on it."
+    )
+    async def final_result(
+        self, info: Info[Context, None], player_id: Annotated[strawberry.ID, PLAYER]
+    ) -> FinalResult | None:
+        found = await leaderboards.resolve_final_result(info.context, self.item, player_id)
+        return FinalResult(item=found) if found else None
+
+    @strawberry.field(
+        description="A player's rank on this board, or null if no entry (AP10). On a FINAL "
+        "board: the rank and total of the player's final result, null for a player with none."
+    )
     async def rank_of(
         self, info: Info[Context, None], player_id: Annotated[strawberry.ID, PLAYER]
     ) -> Rank | None:
-        rank = await leaderboards.resolve_rank_of(info.context, self.item.leaderboard_id, player_id)
+        rank = await leaderboards.resolve_rank_of(info.context, self.item, player_id)
         return Rank.of(rank)
 
     @strawberry.field(
         description="The entries of the given players (at most 100; a friends board), best "
-        "first, each with its rank on the whole board. Players without an entry are left out."
+        "first, each with its rank on the whole board. Players without an entry are left out. "
+        "On a FINAL board: their final results' ranks and total."
     )
     async def ranks_of(
         self,
@@ -152,13 +217,16 @@ class Leaderboard:
         ],
     ) -> list[Rank]:
         found = await leaderboards.resolve_ranks_of(
-            info.context, self.item.leaderboard_id, [str(p) for p in player_ids]
+            info.context, self.item, [str(p) for p in player_ids]
         )
         return Rank.all(found)
 
     @strawberry.field(
         description="The player's entry with up to `before` better and `after` worse entries "
-        "around it, best first, each with its rank; null when the player has no entry."
+        "around it, best first, each with its rank; null when the player has no entry. On a "
+        "FINAL board: the player's final result with up to `before` results listed before it "
+        "and `after` listed after it in the final standings, each with its result's rank and "
+        "total; null for a player with no result."
     )
     async def around(
         self,
@@ -169,7 +237,7 @@ class Leaderboard:
     ) -> list[Rank] | None:
         found = await leaderboards.resolve_around(
             info.context,
-            self.item.leaderboard_id,
+            self.item,
             player_id,
             before,
             after,

@@ -11,11 +11,13 @@ from dynamo.errors import LeaderboardError
 from gql.errors import user_errors
 from gql.families import LeaderboardFamily
 from gql.inputs import (
+    ClaimRewardInput,
     CreateLeaderboardFamilyInput,
     CreateLeaderboardInput,
     CreatePlayerInput,
     SubmitScoreInput,
     UpdateLeaderboardFamilyInput,
+    tier_arguments,
 )
 from gql.leaderboards import Leaderboard
 from gql.moderation import (
@@ -38,7 +40,8 @@ from gql.payloads import (
     UpdateLeaderboardFamilyPayload,
 )
 from gql.players import Player
-from resolvers import families, leaderboards, moderation, players, plays
+from gql.rewards import ClaimRewardPayload, RewardClaim
+from resolvers import claims, families, leaderboards, moderation, players, plays
 from resolvers.auth import require_admin, require_authenticated
 from resolvers.context import Context
 from resolvers.plays import PlayArguments
@@ -84,6 +87,8 @@ class Mutation:
                 min_score=input.min_score,
                 max_score=input.max_score,
                 partitions=input.partitions,
+                archive_days=input.archive_days,
+                reward_tiers=tier_arguments(input.reward_tiers),
             )
         except LeaderboardError as error:
             return CreateLeaderboardPayload(leaderboard=None, errors=user_errors(error))
@@ -110,6 +115,8 @@ class Mutation:
                 min_score=input.min_score,
                 max_score=input.max_score,
                 partitions=input.partitions,
+                archive_days=input.archive_days,
+                reward_tiers=tier_arguments(input.reward_tiers),
             )
         except LeaderboardError as error:
             return CreateLeaderboardFamilyPayload(family=None, errors=user_errors(error))
@@ -159,6 +166,34 @@ class Mutation:
         except LeaderboardError as error:
             return SubmitScorePayload(result=None, errors=user_errors(error))
         return SubmitScorePayload(result=result, errors=[])
+
+    @strawberry.mutation(
+        description="Claim the reward of a player's final result on a FINAL board, for a game "
+        "server that grants the reward's items (a game-server or admin key; the claim records "
+        "the key's fingerprint). Of any number of claims of one result, concurrent or not, "
+        "exactly one writes the claim and answers it with no error; every other answers "
+        "ALREADY_CLAIMED with that first claim (its claimedAt included) and writes nothing, so "
+        "a game server that grants the items on a claim without errors alone grants them once. "
+        "NO_REWARD at playerId, nothing written, when there is nothing to claim: the board is "
+        "not FINAL (no result yet), the player had no entry on it (or was erased), or its "
+        "result is in no reward tier."
+    )
+    async def claim_reward(
+        self, info: Info[Context, None], input: Annotated[ClaimRewardInput, INPUT]
+    ) -> ClaimRewardPayload:
+        require_authenticated(info.context)
+        try:
+            outcome = await claims.claim_reward(
+                info.context, str(input.leaderboard_id), str(input.player_id)
+            )
+        except LeaderboardError as error:
+            return ClaimRewardPayload(claim=None, errors=user_errors(error))
+        claim = RewardClaim.of(outcome.claim)
+        if outcome.first:
+            return ClaimRewardPayload(claim=claim, errors=[])
+        return ClaimRewardPayload(
+            claim=claim, errors=user_errors(claims.already_claimed(outcome.claim))
+        )
 
     @strawberry.mutation(
         description="Take a player's entry off a board (admin key): its Score item goes, the "

@@ -11,6 +11,7 @@ from strawberry.types import Info
 from dynamo.players import MAX_GAMES_PLAYED, PlayerItem
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.lookahead import selected_fields
+from gql.results import FinalResult
 from gql.scalars import MAX_LONG, Long
 from gql.scores import Rank, Score
 from gql.sessions import Session
@@ -133,6 +134,19 @@ class Player:
         page = await players.resolve_player_scores(info.context, self.player_id, first, after)
         return connection(page, Score.of)
 
+    @strawberry.field(
+        description="The player's final results on the boards whose close is complete, the "
+        "newest period (the latest endsAt) first."
+    )
+    async def results(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[FinalResult]:
+        page = await players.resolve_player_results(info.context, self.player_id, first, after)
+        return connection(page, FinalResult.of)
+
     @strawberry.field(description="The player's sessions, newest first (AP6).")
     async def sessions(
         self,
@@ -143,7 +157,12 @@ class Player:
         page = await players.resolve_player_sessions(info.context, self.player_id, first, after)
         return connection(page, Session.of)
 
-    @strawberry.field(description="The player's rank on a board, or null if no entry (AP10).")
+    @strawberry.field(
+        description="The player's rank on a board, or null if no entry (AP10). On a FINAL "
+        "board: the rank and total of the player's final result, null for a player with none "
+        "(where the rank index still holds the board's frozen entries, it answers the same, "
+        "but for the players erased since the close)."
+    )
     async def rank(
         self, info: Info[Context, None], leaderboard_id: Annotated[strawberry.ID, BOARD]
     ) -> Rank | None:
@@ -152,7 +171,8 @@ class Player:
 
     @strawberry.field(
         description="The player's rank on each of several boards (at most 100), in the order "
-        "asked, null where the player has no entry. The lookups run concurrently."
+        "asked, null where the player has no entry. The lookups run concurrently. A FINAL "
+        "board's is as Player.rank's."
     )
     async def ranks(
         self,

@@ -21,10 +21,11 @@ from gql.lookahead import selected
 from gql.moderation import ModerationAction
 from gql.mutations import Mutation
 from gql.players import Player, asked_ranks
+from gql.results import FinalResult
 from gql.scalars import SCALARS
 from gql.sessions import Session
 from gql.subscriptions import Subscription
-from resolvers import families, leaderboards, moderation, players, sessions
+from resolvers import claims, families, leaderboards, moderation, players, sessions
 from resolvers.auth import require_authenticated
 from resolvers.context import Context
 
@@ -108,6 +109,25 @@ class Query:
             with_players="player" in selected(info, "edges", "node"),
         )
         return connection(page, Session.of)
+
+    @strawberry.field(
+        description="Every final result, board after board in the order the boards closed "
+        "(their closedAt), each board's in its final standings' order: for a game server that "
+        "pulls the results and their rewards, and resumes where it stopped (needs an API key: "
+        "a game-server or an admin key). A board appears 10 s after its close (by when every "
+        "one of its results is readable), and a cursor resumes exactly after its result, "
+        "across boards: the endCursor of a page that reached the feed's end goes on with the "
+        "boards closed since. Boards closed with no entrant have no result and are passed "
+        "over."
+    )
+    async def result_feed(
+        self,
+        info: Info[Context, None],
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = None,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
+    ) -> Connection[FinalResult]:
+        page = await claims.resolve_result_feed(info.context, first, after)
+        return connection(page, FinalResult.of)
 
     @strawberry.field(
         description="Every moderation action, newest first; only one board's or one "

@@ -9,11 +9,12 @@ import strawberry
 from strawberry.types import Info
 
 from dynamo.errors import LeaderboardError
-from dynamo.scores import ScoreItem
 from gql.errors import coded
+from gql.leaderboards import Leaderboard
 from gql.scores import Score
 from resolvers import live
 from resolvers.context import Context
+from resolvers.live import Push
 from resolvers.ranks import WindowRanks
 
 __all__ = ["LeaderboardTop", "Subscription"]
@@ -22,7 +23,14 @@ __all__ = ["LeaderboardTop", "Subscription"]
 @strawberry.type(description="The top entries of a board at one moment.")
 class LeaderboardTop:
     leaderboard_id: strawberry.ID = strawberry.field(description="The board.")
-    entries: list[Score] = strawberry.field(description="Its top entries, best first, ranked.")
+    entries: list[Score] = strawberry.field(
+        description="Its top entries, best first, ranked; on a FINAL board, the first of its "
+        "final standings, ranked as their results."
+    )
+    leaderboard: Leaderboard = strawberry.field(
+        description="The board as this push read it: its status is FINAL on the last push of "
+        "a board whose close is complete."
+    )
 
 
 @strawberry.type(description="Live updates, over WebSocket (graphql-transport-ws).")
@@ -30,7 +38,9 @@ class Subscription:
     @strawberry.subscription(
         description="The board's top `first` entries (default 10, at most 100): once when "
         "subscribing, then each time a play changes them. Plays that do not change the top "
-        "send nothing."
+        "send nothing. When the board's close is complete (status FINAL), one last push shows "
+        "it FINAL with the top of its final standings, and the subscription completes; "
+        "subscribing to a FINAL board sends that one push and completes."
     )
     async def leaderboard_changed(
         self,
@@ -44,13 +54,15 @@ class Subscription:
         try:
             async for top in live.watch_top(info.context, board_id, first):
                 yield LeaderboardTop(
-                    leaderboard_id=leaderboard_id, entries=_ranked(info, board_id, top)
+                    leaderboard_id=leaderboard_id,
+                    entries=_ranked(info, board_id, top),
+                    leaderboard=Leaderboard(item=top.board),
                 )
         except LeaderboardError as error:
             # Errors of a running stream do not pass the schema's error hook.
             raise coded(error) from None
 
 
-def _ranked(info: Info[Context, None], board_id: str, top: list[ScoreItem]) -> list[Score]:
-    window = WindowRanks(info.context, board_id, top, from_top=True)
-    return [Score(item=item, window=window) for item in top]
+def _ranked(info: Info[Context, None], board_id: str, top: Push) -> list[Score]:
+    window = WindowRanks(info.context, board_id, top.entries, from_top=True, known=top.ranks)
+    return [Score(item=item, window=window) for item in top.entries]

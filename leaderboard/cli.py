@@ -1,5 +1,5 @@
 """The ``leaderboard`` command: serve, create-table, seed, rank-index, erase-player,
-export-schema."""
+close-periods, deliver-webhooks, export-schema."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -22,7 +23,7 @@ from dynamo.db import Db
 from dynamo.erasure import ERASED_REASON, ErasureProgress, count_player_items, erase_player
 from dynamo.errors import LeaderboardError
 from dynamo.table import create_table
-from leaderboard import rank_commands
+from leaderboard import close_commands, rank_commands, webhooks
 from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
@@ -122,6 +123,41 @@ def build_parser() -> argparse.ArgumentParser:
         "is refused",
     )
 
+    closer = commands.add_parser(
+        "close-periods",
+        help="close the boards whose period is over: freeze each one and write its final "
+        "standings, with progress",
+    )
+    backend_options(closer)
+    closer.add_argument(
+        "--board",
+        dest="boards",
+        metavar="ID",
+        action="append",
+        help="a board to close, which must be due (repeatable: these boards only); unset, "
+        "every due board",
+    )
+    closer.add_argument(
+        "--grace",
+        type=_seconds,
+        metavar="SECONDS",
+        help="a board is due this many seconds after its endsAt (default "
+        f"$LEADERBOARD_CLOSE_GRACE_SECONDS, else {Settings.close_grace_seconds})",
+    )
+
+    deliverer = commands.add_parser(
+        "deliver-webhooks",
+        help="send the final results of closed boards to $LEADERBOARD_WEBHOOK_URL as signed "
+        "webhooks, board after board in close order, until interrupted",
+    )
+    backend_options(deliverer)
+    deliverer.add_argument(
+        "--once",
+        action="store_true",
+        help="stop once the outbox is empty or its oldest board is not due (a failed batch "
+        "waits for its next attempt)",
+    )
+
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
@@ -131,6 +167,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _seconds(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
 
 
@@ -162,6 +205,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(
                 _with_db(settings, backend, lambda db: _erase(db, args.player_id, args.reason))
             )
+        if args.command == "close-periods":
+            grace = settings.close_grace_seconds if args.grace is None else args.grace
+            return asyncio.run(
+                close_commands.close_periods(
+                    settings, backend, args.boards or [], timedelta(seconds=grace)
+                )
+            )
+        if args.command == "deliver-webhooks":
+            return asyncio.run(webhooks.deliver_webhooks(settings, backend, once=args.once))
         if args.command == "create-table":
             created = asyncio.run(_with_db(settings, backend, _create_only))
             print(f"table {settings.table} {'created' if created else 'already exists'}")

@@ -155,6 +155,22 @@ class Settings:
     subscription_refresh_seconds: int = 30
     """Seconds a watched board may go without a change notice before its subscribers re-read
     it anyway, whatever the change feed says; 0 leaves subscribers to the notices alone."""
+    close_grace_seconds: int = 60
+    """Seconds after a board's ``endsAt`` from which ``leaderboard close-periods`` closes it
+    (its --grace): longer than a play may take (the request deadline), so that every play
+    admitted before the end has committed or failed, with room for the clocks of the
+    service's instances to differ."""
+    webhook_url: str | None = None
+    """Where ``leaderboard deliver-webhooks`` POSTs the final results of closed boards (an
+    http or https URL); set, ``leaderboard close-periods`` puts each board it closes with at
+    least one entrant in the webhook outbox. Unset, no webhooks: the outbox stays empty."""
+    webhook_secret: str | None = field(default=None, repr=False)
+    """The key that signs the webhooks (their ``webhook-signature``, Standard Webhooks):
+    ``whsec_`` followed by base64, as the Standard Webhooks libraries take it, or any other
+    text, whose UTF-8 bytes are the key. Required with a webhook URL."""
+    webhook_timeout_seconds: float = 10.0
+    """Seconds one POST of a webhook may take, from connecting to the end of the answer; past
+    it the attempt has failed and its batch is sent again later."""
     peers_dir: Path | None = None
     """Where the workers of one ``serve --workers N`` master find each other's sockets (set
     by the master for its workers, never from the environment); None for a process that
@@ -173,6 +189,9 @@ class Settings:
     def from_env(cls, *, endpoint_url: str | None = None, table: str | None = None) -> Settings:
         env = os.environ
         secret = env.get("LEADERBOARD_CURSOR_SECRET")
+        webhook_url, webhook_secret, webhook_timeout = _webhook_settings(
+            cls.webhook_timeout_seconds
+        )
         return cls(
             endpoint_url=endpoint_url or env.get("AWS_ENDPOINT_URL_DYNAMODB") or None,
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
@@ -195,7 +214,34 @@ class Settings:
             subscription_refresh_seconds=_seconds(
                 "LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS", cls.subscription_refresh_seconds
             ),
+            close_grace_seconds=_seconds(
+                "LEADERBOARD_CLOSE_GRACE_SECONDS", cls.close_grace_seconds
+            ),
+            webhook_url=webhook_url,
+            webhook_secret=webhook_secret,
+            webhook_timeout_seconds=webhook_timeout,
         )
+
+
+def _webhook_settings(default_timeout: float) -> tuple[str | None, str | None, float]:
+    """The webhook settings from the environment: a URL requires a secret, and the timeout is
+    a number of seconds above 0."""
+    url = os.environ.get("LEADERBOARD_WEBHOOK_URL", "").strip() or None
+    secret = os.environ.get("LEADERBOARD_WEBHOOK_SECRET", "").strip() or None
+    if url is not None and not url.lower().startswith(("http://", "https://")):
+        raise ValueError(f"LEADERBOARD_WEBHOOK_URL must be an http or https URL, not {url!r}")
+    if url is not None and secret is None:
+        raise ValueError("LEADERBOARD_WEBHOOK_URL is set: LEADERBOARD_WEBHOOK_SECRET must be too")
+    raw = os.environ.get("LEADERBOARD_WEBHOOK_TIMEOUT_SECONDS", "").strip()
+    try:
+        timeout = float(raw) if raw else default_timeout
+    except ValueError:
+        timeout = -1.0
+    if not 0 < timeout < float("inf"):
+        raise ValueError(
+            f"LEADERBOARD_WEBHOOK_TIMEOUT_SECONDS must be a number of seconds above 0, not {raw!r}"
+        )
+    return url, secret, timeout
 
 
 def _keys(value: str) -> tuple[str, ...]:
@@ -262,6 +308,10 @@ VARIABLES = (
     ),
     Variable("LEADERBOARD_CACHE_MAX_SECONDS", "cache_max_seconds"),
     Variable("LEADERBOARD_SUBSCRIPTION_REFRESH_SECONDS", "subscription_refresh_seconds"),
+    Variable("LEADERBOARD_CLOSE_GRACE_SECONDS", "close_grace_seconds"),
+    Variable("LEADERBOARD_WEBHOOK_URL", "webhook_url"),
+    Variable("LEADERBOARD_WEBHOOK_SECRET", "webhook_secret"),
+    Variable("LEADERBOARD_WEBHOOK_TIMEOUT_SECONDS", "webhook_timeout_seconds"),
     Variable(
         "LEADERBOARD_WORKERS",
         meaning="Worker processes of `leaderboard serve` on its port (its --workers).",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from dynamo import families
@@ -10,11 +11,13 @@ from dynamo.families import FamilyItem, concrete_board, period_window
 from dynamo.leaderboards import LeaderboardItem, Operator, Period, SortOrder
 from resolvers.context import Context
 from resolvers.inputs import (
+    TierArguments,
     check_new_family,
     check_partitions,
     clean_id,
     clean_instant,
     clean_name,
+    clean_reward_tiers,
     naming,
 )
 
@@ -83,6 +86,8 @@ async def create_family(
     min_score: int | None = None,
     max_score: int | None = None,
     partitions: int = 1,
+    archive_days: int | None = None,
+    reward_tiers: Sequence[TierArguments] | None = None,
 ) -> FamilyItem:
     family = FamilyItem(
         family_id=clean_id(family_id, "id"),
@@ -97,10 +102,14 @@ async def create_family(
         season_start=clean_instant(season_start, "seasonStart") if season_start else None,
         season_days=season_days,
         retention_days=retention_days,
+        archive_days=archive_days,
         partitions=partitions,
         created_at=ctx.clock(),
     )
     check_new_family(family)
+    tiers = clean_reward_tiers(reward_tiers, family.score_width)
+    if tiers is not None:
+        family = family.model_copy(update={"reward_tiers": tiers})
     with naming({Subject.FAMILY: "id"}):
         return await families.create_family(ctx.db, family)
 

@@ -11,10 +11,13 @@ the operation carries that subject.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -34,14 +37,19 @@ from dynamo.leaderboards import (
 )
 from dynamo.metadata import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, encode_metadata
 from dynamo.reads import Page
+from dynamo.rewards import MAX_QUANTITY, MAX_REWARD_ID, MAX_TIERS, RewardTier, TierKind
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "MAX_ARCHIVE_DAYS",
     "MAX_IDS",
     "MAX_NAME",
     "MAX_PAGE_SIZE",
     "PAGE",
+    "PERCENT_DECIMALS",
     "FieldError",
+    "TierArguments",
+    "check_archive_days",
     "check_board_shape",
     "check_new_board",
     "check_new_family",
@@ -53,6 +61,7 @@ __all__ = [
     "clean_instant",
     "clean_metadata",
     "clean_name",
+    "clean_reward_tiers",
     "clean_session_id",
     "clean_submission_id",
     "naming",
@@ -104,6 +113,12 @@ DEFAULT_PAGE_SIZE = 20
 """Items of a page when ``first`` is not given."""
 MAX_PAGE_SIZE = 100
 """Most items of one page of a list (``first``); 0 is allowed."""
+MAX_ARCHIVE_DAYS = 3650
+"""Most days a board's final standings may be kept after its end (``archiveDays``; omitted,
+they are kept for ever)."""
+PERCENT_DECIMALS = 4
+"""Most decimals of a TOP_PERCENT tier's ``topPercent`` (0.0001 is the finest share)."""
+_REWARD_ID = re.compile(rf"[A-Za-z0-9_.:-]{{1,{MAX_REWARD_ID}}}")
 
 
 async def page_of(
@@ -251,6 +266,7 @@ def check_new_board(board: LeaderboardItem) -> None:
         max_score=board.max_score,
     )
     check_partitions(board.partitions)
+    check_archive_days(board.archive_days)
 
 
 def check_board_shape(
@@ -335,8 +351,20 @@ def check_new_family(family: FamilyItem) -> None:
             f"retentionDays must be between 0 and {MAX_RETENTION_DAYS}",
             "retentionDays",
         )
+    check_archive_days(family.archive_days)
     check_board_shape(family.score_width, min_score=family.min_score, max_score=family.max_score)
     check_partitions(family.partitions)
+
+
+def check_archive_days(archive_days: int | None) -> None:
+    """How long a board's final standings are kept after its end: None (for ever), or 0 to
+    MAX_ARCHIVE_DAYS days."""
+    if archive_days is not None and not 0 <= archive_days <= MAX_ARCHIVE_DAYS:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"archiveDays must be between 0 and {MAX_ARCHIVE_DAYS}",
+            "archiveDays",
+        )
 
 
 def check_partitions(partitions: int) -> None:
@@ -348,3 +376,121 @@ def check_partitions(partitions: int) -> None:
             f"(1, 2, 4, ..., {MAX_PARTITIONS})",
             "partitions",
         )
+
+
+@dataclass(frozen=True)
+class TierArguments:
+    """One reward tier as a client sent it (RewardTierInput), before it is checked."""
+
+    kind: TierKind
+    reward_id: str
+    quantity: int | None = 1
+    from_rank: int | None = None
+    to_rank: int | None = None
+    top_percent: float | None = None
+    score: int | None = None
+
+
+_TIERS = "rewardTiers"
+
+
+def _tier_error(index: int, message: str) -> FieldError:
+    return FieldError(ErrorCode.INVALID_ARGUMENT, f"rewardTiers[{index}]: {message}", _TIERS)
+
+
+def clean_reward_tiers(
+    tiers: Sequence[TierArguments] | None, score_width: int
+) -> list[RewardTier] | None:
+    """A board's or a family's reward tiers, in the order given; None for none (omitted or
+    empty). INVALID_ARGUMENT at ``rewardTiers`` for more than MAX_TIERS, or for a tier that
+    is not well formed: its reward id and quantity, and the one threshold its kind takes
+    (RANKS: ``fromRank`` from 1 and ``toRank`` not below it, or null; TOP_PERCENT: a
+    ``topPercent`` above 0 and at most 100, of at most PERCENT_DECIMALS decimals; SCORE: a
+    ``score`` within the scores of ``score_width``), the others null."""
+    if not tiers:
+        return None
+    if len(tiers) > MAX_TIERS:
+        raise FieldError(
+            ErrorCode.INVALID_ARGUMENT, f"rewardTiers takes at most {MAX_TIERS} tiers", _TIERS
+        )
+    return [_clean_tier(i, tier, score_width) for i, tier in enumerate(tiers)]
+
+
+def _clean_tier(index: int, tier: TierArguments, score_width: int) -> RewardTier:
+    if not _REWARD_ID.fullmatch(tier.reward_id):
+        raise _tier_error(
+            index,
+            f"rewardId must be 1-{MAX_REWARD_ID} characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'",
+        )
+    quantity = 1 if tier.quantity is None else tier.quantity
+    if not 1 <= quantity <= MAX_QUANTITY:
+        raise _tier_error(index, f"quantity must be between 1 and {MAX_QUANTITY}")
+    given = {
+        "fromRank": tier.from_rank is not None,
+        "toRank": tier.to_rank is not None,
+        "topPercent": tier.top_percent is not None,
+        "score": tier.score is not None,
+    }
+    takes = {
+        TierKind.RANKS: {"fromRank", "toRank"},
+        TierKind.TOP_PERCENT: {"topPercent"},
+        TierKind.SCORE: {"score"},
+    }[tier.kind]
+    stray = [name for name, present in given.items() if present and name not in takes]
+    if stray:
+        raise _tier_error(index, f"a {tier.kind.value} tier takes no {' and no '.join(stray)}")
+    if tier.kind is TierKind.RANKS:
+        if tier.from_rank is None or tier.from_rank < 1:
+            raise _tier_error(index, "a RANKS tier needs a fromRank of 1 or more")
+        if tier.to_rank is not None and tier.to_rank < tier.from_rank:
+            raise _tier_error(
+                index, f"toRank ({tier.to_rank}) must not be below fromRank ({tier.from_rank})"
+            )
+        return RewardTier(
+            kind=tier.kind,
+            reward_id=tier.reward_id,
+            quantity=quantity,
+            from_rank=tier.from_rank,
+            to_rank=tier.to_rank,
+        )
+    if tier.kind is TierKind.TOP_PERCENT:
+        return RewardTier(
+            kind=tier.kind,
+            reward_id=tier.reward_id,
+            quantity=quantity,
+            top_percent=_percent(index, tier.top_percent),
+        )
+    widest = largest_score(score_width)
+    if tier.score is None or not 0 <= tier.score <= widest:
+        raise _tier_error(
+            index,
+            f"a SCORE tier needs a score between 0 and {widest}, the largest score of "
+            f"scoreWidth {score_width}",
+        )
+    return RewardTier(kind=tier.kind, reward_id=tier.reward_id, quantity=quantity, score=tier.score)
+
+
+def _percent(index: int, value: float | None) -> Decimal:
+    """A TOP_PERCENT tier's share as the exact decimal the client wrote (its float's shortest
+    text): above 0, at most 100, of at most PERCENT_DECIMALS decimals."""
+    refused = _tier_error(
+        index,
+        f"a TOP_PERCENT tier needs a topPercent above 0 and at most 100, of at most "
+        f"{PERCENT_DECIMALS} decimals",
+    )
+    if value is None or not math.isfinite(value):
+        raise refused
+    try:
+        share = Decimal(str(value))
+    except InvalidOperation:
+        raise refused from None
+    exponent = share.as_tuple().exponent
+    if not 0 < share <= 100 or not isinstance(exponent, int):
+        raise refused
+    if share == share.to_integral_value():
+        return share.quantize(Decimal(1))
+    share = share.normalize()
+    exponent = share.as_tuple().exponent
+    if not isinstance(exponent, int) or exponent < -PERCENT_DECIMALS:
+        raise refused
+    return share

@@ -15,16 +15,20 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from dynamo import entry_guards, leaderboards, players, sessions
+from dynamo import claims, entry_guards, leaderboards, players, results, sessions
+from dynamo.claims import ClaimItem
 from dynamo.db import Db
 from dynamo.leaderboards import LeaderboardItem
 from dynamo.players import PlayerItem
 from dynamo.reads import BATCH_GET_LIMIT
+from dynamo.results import ResultItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
+from resolvers.final import final_rank, is_final
 from resolvers.rank_source import RankInfo, RankSource
 
 __all__ = [
+    "ClaimByPlayerBoardLoader",
     "EntryByPlayerBoardLoader",
     "EntryCountByBoardLoader",
     "LeaderboardByIdLoader",
@@ -32,6 +36,7 @@ __all__ = [
     "PlayerByIdLoader",
     "RankByPlayerBoardLoader",
     "RankInfo",
+    "ResultByPlayerBoardLoader",
     "SessionByKeyLoader",
 ]
 
@@ -159,6 +164,22 @@ class EntryByPlayerBoardLoader(_Loader[tuple[str, str], ScoreItem]):
         return await entry_guards.current_entries(self.db, keys)
 
 
+class ResultByPlayerBoardLoader(_Loader[tuple[str, str], ResultItem]):
+    """A player's final result on a board by (playerId, leaderboardId), one GetItem or
+    BatchGetItem per tick; None where the board is not final or the player had no entry."""
+
+    async def fetch(self, keys: list[tuple[str, str]]) -> list[ResultItem | None]:
+        return await results.get_results(self.db, keys)
+
+
+class ClaimByPlayerBoardLoader(_Loader[tuple[str, str], ClaimItem]):
+    """The claim of a player's final result on a board by (playerId, leaderboardId), one
+    GetItem or BatchGetItem per tick; None while unclaimed."""
+
+    async def fetch(self, keys: list[tuple[str, str]]) -> list[ClaimItem | None]:
+        return await claims.get_claims(self.db, keys)
+
+
 class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
     """AP10: a player's rank by (playerId, leaderboardId).
 
@@ -166,7 +187,11 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
     The other keys (and every key when the index is off or behind) read the entry and the
     board from the table and are ranked per board: by the index, or by one set of concurrent
     range COUNTs (dynamo.ranks). An entry this request already holds (:meth:`know`, e.g. the
-    one a submission just wrote) is ranked as held, never from an older indexed copy."""
+    one a submission just wrote) is ranked as held, never from an older indexed copy.
+
+    A FINAL board's ranks are its results' (resolvers/final.py): read by ``result`` for the
+    keys of a board this request holds FINAL already (the index is not asked), and for those
+    whose board the table read finds FINAL."""
 
     def __init__(
         self,
@@ -175,12 +200,14 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         board: LeaderboardByIdLoader,
         count: EntryCountByBoardLoader,
         source: RankSource,
+        result: ResultByPlayerBoardLoader,
     ) -> None:
         super().__init__(db)
         self.entry = entry
         self.board = board
         self.count = count
         self.source = source
+        self.result = result
         self.known: dict[tuple[str, str], ScoreItem] = {}
 
     def know(self, entry: ScoreItem) -> None:
@@ -204,11 +231,26 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         return await self.load(key)
 
     async def fetch(self, keys: list[tuple[str, str]]) -> list[RankInfo | None]:
-        found = await self.source.indexed([k for k in keys if k not in self.known])
-        rest = [k for k in keys if k not in found]
+        final = [k for k in keys if self._held_final(k[1])]
+        live = [k for k in keys if not self._held_final(k[1])]
+        found, results = await asyncio.gather(
+            self.source.indexed([k for k in live if k not in self.known]),
+            self._from_results(final),
+        )
+        found.update(results)
+        rest = [k for k in live if k not in found]
         if rest:
             found.update(await self._from_table(rest))
         return [found.get(k) for k in keys]
+
+    def _held_final(self, board_id: str) -> bool:
+        held, board = self.board.held(board_id)
+        return held and board is not None and is_final(board)
+
+    async def _from_results(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], RankInfo]:
+        """The ranks of keys on FINAL boards: their results'."""
+        found = await self.result.load_many(keys) if keys else []
+        return {k: final_rank(r) for k, r in zip(keys, found, strict=True) if r is not None}
 
     async def _from_table(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], RankInfo]:
         unknown = [k for k in keys if k not in self.known]
@@ -217,17 +259,23 @@ class RankByPlayerBoardLoader(_Loader[tuple[str, str], RankInfo]):
         )
         entries = {**dict(zip(unknown, loaded, strict=True)), **self.known}
         by_board: dict[str, tuple[LeaderboardItem, list[ScoreItem]]] = {}
+        final: list[tuple[str, str]] = []
         for key, board in zip(keys, boards, strict=True):
             entry = entries.get(key)
-            if entry is not None and board is not None:
+            if board is not None and is_final(board):
+                final.append(key)
+            elif entry is not None and board is not None:
                 by_board.setdefault(board.leaderboard_id, (board, []))[1].append(entry)
-        ranked = await asyncio.gather(
-            *(
-                self.source.rank_entries(board, es, partial(self.count.load, board_id))
-                for board_id, (board, es) in by_board.items()
-            )
+        results, ranked = await asyncio.gather(
+            self._from_results(final),
+            asyncio.gather(
+                *(
+                    self.source.rank_entries(board, es, partial(self.count.load, board_id))
+                    for board_id, (board, es) in by_board.items()
+                )
+            ),
         )
-        return {(r.player_id, r.leaderboard_id): r for rs in ranked for r in rs}
+        return {**results, **{(r.player_id, r.leaderboard_id): r for rs in ranked for r in rs}}
 
 
 @dataclass(frozen=True)
@@ -238,6 +286,8 @@ class Loaders:
     session: SessionByKeyLoader
     entry: EntryByPlayerBoardLoader
     rank: RankByPlayerBoardLoader
+    result: ResultByPlayerBoardLoader
+    claim: ClaimByPlayerBoardLoader
 
     @classmethod
     def create(
@@ -248,13 +298,16 @@ class Loaders:
         entry = EntryByPlayerBoardLoader(db)
         leaderboard = LeaderboardByIdLoader(db, consistent)
         entry_count = EntryCountByBoardLoader(db, leaderboard)
+        result = ResultByPlayerBoardLoader(db)
         return cls(
             player=PlayerByIdLoader(db),
             leaderboard=leaderboard,
             entry_count=entry_count,
             session=SessionByKeyLoader(db),
             entry=entry,
-            rank=RankByPlayerBoardLoader(db, entry, leaderboard, entry_count, ranks),
+            rank=RankByPlayerBoardLoader(db, entry, leaderboard, entry_count, ranks, result),
+            result=result,
+            claim=ClaimByPlayerBoardLoader(db),
         )
 
     def board_written(self, board: LeaderboardItem) -> None:

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from dynamo import players, scores, sessions
+from dynamo import players, results, scores, sessions
 from dynamo.emails import legacy_email
 from dynamo.errors import Subject
 from dynamo.ids import ID_PATTERN, new_session_id
 from dynamo.players import PlayerItem
 from dynamo.reads import Page
+from dynamo.results import ResultItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
 from resolvers.context import Context
@@ -34,6 +35,7 @@ __all__ = [
     "resolve_entry",
     "resolve_player",
     "resolve_player_by_email",
+    "resolve_player_results",
     "resolve_player_scores",
     "resolve_player_sessions",
     "resolve_players",
@@ -128,6 +130,17 @@ async def resolve_player_scores(
     ctx: Context, player_id: str, first: int | None, after: str | None
 ) -> Page[ScoreItem]:
     return await page_of(partial(scores.player_scores, ctx.db, player_id), first, after)
+
+
+async def resolve_player_results(
+    ctx: Context, player_id: str, first: int | None, after: str | None
+) -> Page[ResultItem]:
+    """A page of the player's final results on every final board, newest period first."""
+    ctx.uncacheable()  # no dependency names a player's results
+    page = await page_of(partial(results.player_results, ctx.db, player_id), first, after)
+    for result in page.items:
+        ctx.loaders.result.prime((result.player_id, result.leaderboard_id), result)
+    return page
 
 
 async def resolve_player_sessions(

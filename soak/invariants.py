@@ -55,6 +55,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from dynamo.claims import CLAIM, ClaimItem
+from dynamo.deliveries import DELIVERY, DeliveryItem
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.families import FAMILY, FamilyItem
 from dynamo.items import Item, deserialize
@@ -74,6 +76,7 @@ from dynamo.leaderboards import (
 from dynamo.moderation import MODERATION, ModerationAction, ModerationItem
 from dynamo.play_records import PLAY_RECORD, PlayRecord
 from dynamo.players import EMAIL_CLAIM, PLAYER, PlayerItem
+from dynamo.results import RESULT, ResultItem
 from dynamo.scores import (
     PARTITIONED_SCORE,
     SCORE,
@@ -319,6 +322,14 @@ def _add(snap: Snapshot, raw: Mapping[str, Any]) -> None:
             snap.bans.setdefault(action.player_id, []).append(action.at)
         elif action.action is ModerationAction.UNBAN_PLAYER and action.player_id is not None:
             snap.unbans.setdefault(action.player_id, []).append(action.at)
+    elif entity is RESULT:
+        result = ResultItem.model_validate(raw)
+        expected = RESULT.keys_of(result, **result.index_values())
+    elif entity is CLAIM:
+        expected = CLAIM.keys_of(ClaimItem.model_validate(raw))
+    elif entity is DELIVERY:
+        delivery = DeliveryItem.model_validate(raw)
+        expected = DELIVERY.keys_of(delivery, **delivery.index_values())
     else:
         snap.problems.append(Violation(Kind.MALFORMED_ITEM, subject, "no known item has this key"))
         return
@@ -381,6 +392,17 @@ def _ban_cuts(snap: Snapshot) -> dict[str, datetime]:
     return cuts
 
 
+def _ban_cut(snap: Snapshot, pair: Pair, cuts: Mapping[str, datetime]) -> datetime | None:
+    """The player's ban cut on the pair's board: none when its last ban began after the
+    board's close did (the close froze the entry, which a ban leaves in the final
+    standings)."""
+    cut = cuts.get(pair[0])
+    board = snap.boards.get(pair[1])
+    if cut is None or board is None or board.closing_since is None:
+        return cut
+    return None if max(snap.bans[pair[0]]) >= board.closing_since else cut
+
+
 MAX_RACING = 8
 """At most this many plays, the nearest in time to a removal or a ban's lifting, are tried on
 either side of it (every split of them)."""
@@ -393,7 +415,7 @@ def _cut_of(
     have raced it: the later of the entry's last removal and the lifting of the player's
     last ban (a ban in force races nothing: it refused every play after its mark)."""
     removed = snap.removals.get(pair)
-    cut = cuts.get(pair[0])
+    cut = _ban_cut(snap, pair, cuts)
     if cut is not None and (removed is None or cut >= removed):
         return cut, cut.year < datetime.max.year
     if removed is not None:
@@ -456,7 +478,7 @@ def check(snap: Snapshot, *, single_writer: bool = False) -> list[Violation]:
         by_player[session.player_id].append(session)
         for board_id in dict.fromkeys(session.leaderboard_ids):
             pair = (session.player_id, board_id)
-            cut = _latest(snap.removals.get(pair), cuts.get(session.player_id))
+            cut = _latest(snap.removals.get(pair), _ban_cut(snap, pair, cuts))
             if cut is None or session.played_at > cut:
                 by_pair[pair].append(session)
     if not single_writer:
@@ -542,7 +564,7 @@ def _check_sessions(snap: Snapshot) -> list[Violation]:
             if board is None:
                 add(Kind.SESSION_BOARDS, f"board {board_id!r} does not exist")
                 continue
-            if not board.is_open(session.played_at):
+            if not board.within(session.played_at):
                 add(
                     Kind.SESSION_BOARDS,
                     f"played at {session.played_at.isoformat()}, when board {board_id!r}"

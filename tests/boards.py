@@ -10,7 +10,7 @@ from typing import Any
 from dynamo.db import Db
 from dynamo.entry_guards import ENTRY_GUARD, guard_for
 from dynamo.items import serialize
-from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder
+from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, Period, SortOrder, close_due
 from dynamo.players import PLAYER, PlayerItem
 from dynamo.scores import ScoreItem, rank_value, score_item
 
@@ -44,11 +44,13 @@ async def write_board(
     attained: Sequence[datetime] | None = None,
     guards: bool = True,
     players: bool = True,
+    ends_at: datetime | None = None,
 ) -> tuple[LeaderboardItem, list[Entry]]:
     """A board of ``partitions`` partitions whose player ``p<i>`` attained ``scores[i]`` at
     ``attained[i]``, by default T0 + i seconds. Each entry comes with its entry guard unless
     ``guards`` is false (a test that only reads the board needs none), and each player's item
-    is written unless ``players`` is false (another board of the test wrote them)."""
+    is written unless ``players`` is false (another board of the test wrote them). A board
+    given ``ends_at`` awaits its close from then (dynamo/closing.py)."""
     board = LeaderboardItem(
         leaderboard_id=board_id,
         name=board_id,
@@ -57,6 +59,8 @@ async def write_board(
         entry_count=len(scores),
         partitions=partitions,
         created_at=T0,
+        ends_at=ends_at,
+        close_due=close_due(ends_at) if ends_at is not None else None,
     )
     at = attained or [T0 + timedelta(seconds=i) for i in range(len(scores))]
     entries = [Entry(f"p{i:03d}", s, at[i]) for i, s in enumerate(scores)]

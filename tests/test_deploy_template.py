@@ -1,6 +1,7 @@
 """deploy/template.yaml against the code it deploys: the table the code creates, the DynamoDB
 calls the service makes (its task role grants exactly those), the environment variables the
-code reads, and the drain and timeout bounds the load balancer must agree with."""
+code reads, the drain and timeout bounds the load balancer must agree with, the scheduled
+close and the webhook deliverer, and the metric the deliverer emits that an alarm watches."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import fields
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,16 @@ from botocore import xform_name
 from cfnlint.decode import decode
 
 from dynamo.table import GSI1, GSI2, STREAM, TTL_ATTRIBUTE, table_definition
-from leaderboard.config import Limits
+from leaderboard.cli import build_parser
+from leaderboard.config import VARIABLES, Limits, Settings
 from leaderboard.drain import SOCKET_CLOSE_WAIT
+from leaderboard.webhooks import (
+    METRIC_DIMENSION,
+    METRIC_NAMESPACE,
+    METRICS_EVERY,
+    OLDEST_AGE_METRIC,
+    OutboxGauge,
+)
 from leaderboard.workers import CLEANUP_MARGIN
 from tests.conftest import Table
 
@@ -56,6 +66,20 @@ STAR_ACTIONS = {
 """The only actions granted on "*": they have no resource type in IAM (a Lambda function's
 network interfaces in the VPC; the registry's account-wide login token)."""
 ENV_NAME = re.compile(r"^(LEADERBOARD|AWS)_[A-Z0-9_]+$")
+TASK_DEFINITIONS = ("TaskDefinition", "CloseTaskDefinition", "DelivererTaskDefinition")
+"""The ECS task definitions: the service's, the scheduled close's and the deliverer's."""
+COMMANDS = ("leaderboard/close_commands.py", "leaderboard/webhooks.py")
+"""The modules of ``leaderboard close-periods`` and ``leaderboard deliver-webhooks``."""
+SERVING_ONLY = {
+    "LEADERBOARD_WORKERS",
+    "LEADERBOARD_LIMIT_TRUSTED_PROXY_HOPS",
+    "LEADERBOARD_LIMIT_HEAD_TIMEOUT",
+}
+"""Settings of the serving tasks alone (their worker processes, and the HTTP limits that suit
+the load balancer); the close and the deliverer get the rest of the service's environment."""
+WEBHOOK_ONLY = {"WebhookSecret", "DelivererTaskDefinition", "Deliverer", "WebhookOutboxAlarm"}
+"""The resources that exist only with a WebhookUrl (the condition HasWebhook)."""
+_NO_VALUE = object()
 
 
 @cache
@@ -82,6 +106,39 @@ def _statements(role: str) -> list[dict[str, Any]]:
 
 def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def _resolved(value: Any, *, webhook: bool) -> Any:
+    """``value`` as deployed with WebhookUrl set (``webhook``) or empty: each ``Fn::If`` on
+    HasWebhook taken, each ``AWS::NoValue`` left out."""
+    if value == {"Ref": "AWS::NoValue"}:
+        return _NO_VALUE
+    if isinstance(value, dict):
+        branches = value.get("Fn::If")
+        if len(value) == 1 and branches is not None and branches[0] == "HasWebhook":
+            return _resolved(branches[1] if webhook else branches[2], webhook=webhook)
+        pairs = ((k, _resolved(v, webhook=webhook)) for k, v in value.items())
+        return {k: v for k, v in pairs if v is not _NO_VALUE}
+    if isinstance(value, list):
+        items = (_resolved(v, webhook=webhook) for v in value)
+        return [v for v in items if v is not _NO_VALUE]
+    return value
+
+
+def _container_of(task_definition: str, *, webhook: bool = True) -> dict[str, Any]:
+    """The one container of a task definition, as deployed with or without a WebhookUrl."""
+    resolved = _resolved(_resource(task_definition), webhook=webhook)
+    (container,) = resolved["ContainerDefinitions"]
+    result: dict[str, Any] = container
+    return result
+
+
+def _env_of(container: dict[str, Any]) -> dict[str, Any]:
+    return {pair["Name"]: pair["Value"] for pair in container.get("Environment", [])}
+
+
+def _secrets_of(container: dict[str, Any]) -> dict[str, Any]:
+    return {pair["Name"]: pair["ValueFrom"] for pair in container.get("Secrets", [])}
 
 
 def _container() -> dict[str, Any]:
@@ -280,6 +337,54 @@ def test_the_task_role_grants_no_operator_or_stream_call() -> None:
     assert granted.isdisjoint(f"dynamodb:{op}" for op in only_elsewhere)
 
 
+def _imported(module: str) -> Iterator[str]:
+    """The service's modules (paths from the root) that ``module`` imports."""
+    for node in ast.walk(ast.parse((ROOT / module).read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            if name.split(".")[0] not in PACKAGES:
+                continue
+            path = name.replace(".", "/")
+            yield from (c for c in (f"{path}.py", f"{path}/__init__.py") if (ROOT / c).is_file())
+
+
+def _reached(*modules: str) -> set[str]:
+    """``modules`` and every module of the service they import, directly or not."""
+    seen: set[str] = set()
+    waiting = list(modules)
+    while waiting:
+        module = waiting.pop()
+        if module not in seen:
+            seen.add(module)
+            waiting.extend(_imported(module))
+    return seen
+
+
+def test_the_task_role_grants_the_calls_of_the_close_and_the_deliverer() -> None:
+    """The modules ``close-periods`` and ``deliver-webhooks`` run, and those they import: each
+    of their DynamoDB calls is one the task role, which their tasks have too, grants."""
+    assert set(COMMANDS) <= _reached("leaderboard/cli.py")
+    reached = _reached(*COMMANDS)
+    assert {"dynamo/closing.py", "dynamo/deliveries.py", "dynamo/reads.py"} <= reached
+    operations = {
+        op
+        for site, ops in _call_sites().items()
+        if site[0] in reached and not _excluded(site)
+        for op in ops
+    }
+    assert {"UpdateItem", "PutItem", "BatchWriteItem", "Query", "GetItem", "BatchGetItem"} <= (
+        operations
+    )
+    granted = {a for s in _dynamodb_statements("TaskRole") for a in _listed(s["Action"])}
+    assert _iam_actions(operations) <= granted
+    for job in ("CloseTaskDefinition", "DelivererTaskDefinition"):
+        assert _resource(job)["TaskRoleArn"] == {"Fn::GetAtt": ["TaskRole", "Arn"]}
+
+
 def test_the_task_role_reaches_the_table_and_its_indexes_only() -> None:
     (statement,) = _dynamodb_statements("TaskRole")
     indexes = [index["IndexName"] for index in table_definition("any")["GlobalSecondaryIndexes"]]
@@ -297,7 +402,7 @@ def test_no_role_grants_a_wildcard_but_where_iam_requires_one() -> None:
         for name, resource in _template()["Resources"].items()
         if resource["Type"] == "AWS::IAM::Role"
     ]
-    assert sorted(roles) == ["ExecutionRole", "ProjectorRole", "TaskRole"]
+    assert sorted(roles) == ["ExecutionRole", "ProjectorRole", "SchedulerRole", "TaskRole"]
     for role in roles:
         for statement in _statements(role):
             actions = {str(a) for a in _listed(statement["Action"])}
@@ -404,6 +509,27 @@ def test_every_variable_the_container_gets_is_one_the_code_reads() -> None:
     assert set(_container_env()).isdisjoint(secrets)
 
 
+def test_every_variable_the_tasks_set_is_declared_in_the_settings() -> None:
+    """The service's, the close's and the deliverer's environment and secrets, with and
+    without a WebhookUrl: each is a variable of leaderboard.config.VARIABLES (or a limit's)
+    and one the code reads."""
+    resources = _template()["Resources"]
+    declared = {variable.name for variable in VARIABLES} | {
+        f"LEADERBOARD_LIMIT_{spec.name.upper()}" for spec in fields(Limits)
+    }
+    assert {
+        name for name, r in resources.items() if r["Type"] == "AWS::ECS::TaskDefinition"
+    } == set(TASK_DEFINITIONS)
+    for name in TASK_DEFINITIONS:
+        for webhook in (True, False):
+            container = _container_of(name, webhook=webhook)
+            env, secrets = _env_of(container), _secrets_of(container)
+            assert set(env).isdisjoint(secrets), name
+            given = set(env) | set(secrets)
+            assert given <= declared, (name, given - declared)
+            assert given <= _names_read(), (name, given - _names_read())
+
+
 def test_the_container_gets_every_setting_it_needs_on_aws() -> None:
     env = _container_env()
     assert env["AWS_ENDPOINT_URL_DYNAMODB"] == {
@@ -484,6 +610,130 @@ def test_a_failed_deployment_rolls_back_and_cpu_scales_the_service() -> None:
     )
 
 
+# --- The close and the deliverer --------------------------------------------------------
+
+
+def _command(task_definition: str) -> Any:
+    """The parsed command of a task definition's container (``leaderboard <command> ...``)."""
+    command = _container_of(task_definition)["Command"]
+    assert command[0] == "leaderboard"
+    return build_parser().parse_args(command[1:])
+
+
+def test_the_close_runs_on_a_schedule_as_a_one_off_task_in_the_cluster() -> None:
+    assert _template()["Parameters"]["CloseScheduleExpression"]["Default"] == "rate(5 minutes)"
+    schedule = _resource("CloseSchedule")
+    assert schedule["ScheduleExpression"] == {"Ref": "CloseScheduleExpression"}
+    assert schedule["State"] == "ENABLED"
+    assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    target = schedule["Target"]
+    assert target["Arn"] == {"Fn::GetAtt": ["Cluster", "Arn"]}
+    assert target["RoleArn"] == {"Fn::GetAtt": ["SchedulerRole", "Arn"]}
+    ecs = target["EcsParameters"]
+    assert ecs["TaskDefinitionArn"] == {"Ref": "CloseTaskDefinition"}
+    assert (ecs["LaunchType"], ecs["TaskCount"]) == ("FARGATE", 1)
+    assert ecs["NetworkConfiguration"] == _resource("Service")["NetworkConfiguration"]
+    command = _command("CloseTaskDefinition")
+    assert (command.command, command.boards, command.grace) == ("close-periods", None, None)
+
+
+def test_the_scheduler_role_may_run_the_close_and_pass_its_roles_only() -> None:
+    (trust,) = _resource("SchedulerRole")["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    statements = _statements("SchedulerRole")
+    by_action = {action: s for s in statements for action in _listed(s["Action"])}
+    assert len(by_action) == len(statements)
+    assert set(by_action) == {"ecs:RunTask", "iam:PassRole"}
+    assert all(s["Effect"] == "Allow" for s in statements)
+    run = by_action["ecs:RunTask"]
+    assert run["Resource"] == {"Ref": "CloseTaskDefinition"}
+    assert run["Condition"] == {"ArnEquals": {"ecs:cluster": {"Fn::GetAtt": ["Cluster", "Arn"]}}}
+    close = _resource("CloseTaskDefinition")
+    passed = by_action["iam:PassRole"]
+    assert sorted(_listed(passed["Resource"]), key=str) == sorted(
+        [close["TaskRoleArn"], close["ExecutionRoleArn"]], key=str
+    )
+    assert passed["Condition"] == {
+        "StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}
+    }
+
+
+def test_the_close_and_the_deliverer_run_the_service_image_roles_and_settings() -> None:
+    """The same image, roles and log group as the service, and its environment but for the
+    serving settings; with a WebhookUrl, the webhook's URL and secret too."""
+    service = _resource("TaskDefinition")
+    served = _container_of("TaskDefinition")
+    served_env = _env_of(served)
+    served_logs = served["LogConfiguration"]["Options"]["awslogs-group"]
+    assert served_env.keys() >= SERVING_ONLY
+    for name, webhooks in (
+        ("CloseTaskDefinition", (True, False)),
+        ("DelivererTaskDefinition", (True,)),
+    ):
+        job = _resource(name)
+        for key in ("TaskRoleArn", "ExecutionRoleArn", "NetworkMode", "RequiresCompatibilities"):
+            assert job[key] == service[key], (name, key)
+        for webhook in webhooks:
+            container = _container_of(name, webhook=webhook)
+            assert (container["Name"], container["Image"]) == (served["Name"], served["Image"])
+            assert container["LogConfiguration"]["Options"]["awslogs-group"] == served_logs
+            expected = {k: v for k, v in served_env.items() if k not in SERVING_ONLY}
+            secrets: dict[str, Any] = {}
+            if webhook:
+                expected["LEADERBOARD_WEBHOOK_URL"] = {"Ref": "WebhookUrl"}
+                secrets["LEADERBOARD_WEBHOOK_SECRET"] = {
+                    "Fn::Sub": "${WebhookSecret}:LEADERBOARD_WEBHOOK_SECRET::"
+                }
+            assert _env_of(container) == expected, (name, webhook)
+            assert _secrets_of(container) == secrets, (name, webhook)
+
+
+def test_the_webhook_secret_is_generated_and_read_by_the_execution_role() -> None:
+    generated = _resource("WebhookSecret")["GenerateSecretString"]
+    assert generated["GenerateStringKey"] == "LEADERBOARD_WEBHOOK_SECRET"
+    assert json.loads(generated["SecretStringTemplate"]) == {}
+    by_sid = {s["Sid"]: s for s in _statements("ExecutionRole")}
+    reads = by_sid["ReadTheSecrets"]
+    assert _resolved(reads, webhook=True)["Resource"] == [
+        {"Ref": "ServiceSecret"},
+        {"Ref": "WebhookSecret"},
+    ]
+    assert _resolved(reads, webhook=False)["Resource"] == {"Ref": "ServiceSecret"}
+
+
+def test_the_deliverer_and_its_alarm_exist_with_a_webhook_url_only() -> None:
+    template = _template()
+    assert template["Parameters"]["WebhookUrl"]["Default"] == ""
+    assert template["Conditions"]["HasWebhook"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "WebhookUrl"}, ""]}]
+    }
+    conditional = {
+        name for name, r in template["Resources"].items() if r.get("Condition") == "HasWebhook"
+    }
+    assert conditional == WEBHOOK_ONLY
+    outputs = {name for name, o in template["Outputs"].items() if "Condition" in o}
+    assert outputs == {"DelivererServiceName", "WebhookSecretArn"}
+    assert all(template["Outputs"][name]["Condition"] == "HasWebhook" for name in outputs)
+
+
+def test_one_deliverer_runs_at_a_time_and_outlasts_its_attempt_in_flight() -> None:
+    deliverer = _resource("Deliverer")
+    assert deliverer["Cluster"] == {"Ref": "Cluster"}
+    assert deliverer["TaskDefinition"] == {"Ref": "DelivererTaskDefinition"}
+    assert (deliverer["LaunchType"], deliverer["DesiredCount"]) == ("FARGATE", 1)
+    deployment = deliverer["DeploymentConfiguration"]
+    assert (deployment["MinimumHealthyPercent"], deployment["MaximumPercent"]) == (0, 100)
+    assert deployment["DeploymentCircuitBreaker"] == {"Enable": True, "Rollback": True}
+    assert deliverer["NetworkConfiguration"] == _resource("Service")["NetworkConfiguration"]
+    assert "LoadBalancers" not in deliverer
+    command = _command("DelivererTaskDefinition")
+    assert (command.command, command.once) == ("deliver-webhooks", False)
+    assert _container_of("DelivererTaskDefinition")["StopTimeout"] > (
+        Settings.webhook_timeout_seconds
+    )
+
+
 # --- Alarms ------------------------------------------------------------------------------
 
 
@@ -521,3 +771,24 @@ def test_the_alarms_watch_errors_latency_throttles_and_the_projector() -> None:
     (rate,) = [q for q in alarms["ServerErrorRateAlarm"]["Metrics"] if q.get("ReturnData")]
     assert "100 * (FILL(target5xx, 0) + FILL(lb5xx, 0)) / requests" in rate["Expression"]
     assert alarms["LatencyAlarm"]["ExtendedStatistic"] == "p99"
+
+
+def test_the_outbox_alarm_watches_the_age_the_deliverer_emits() -> None:
+    alarm = _resource("WebhookOutboxAlarm")
+    line = json.loads(OutboxGauge(datetime.now(UTC), 0, 0.0, 0).emf("any"))
+    (emitted,) = line["_aws"]["CloudWatchMetrics"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == (METRIC_NAMESPACE, OLDEST_AGE_METRIC)
+    assert alarm["Namespace"] == emitted["Namespace"]
+    assert alarm["MetricName"] in {metric["Name"] for metric in emitted["Metrics"]}
+    table = _env_of(_container_of("DelivererTaskDefinition"))["LEADERBOARD_TABLE"]
+    assert alarm["Dimensions"] == [{"Name": METRIC_DIMENSION, "Value": table}]
+    assert emitted["Dimensions"] == [[METRIC_DIMENSION]]
+    assert alarm["Statistic"] == "Maximum"
+    assert alarm["Period"] >= 2 * METRICS_EVERY  # several readings in each period
+    assert alarm["EvaluationPeriods"] == 3
+    assert "DatapointsToAlarm" not in alarm
+    assert alarm["Threshold"] == {"Ref": "WebhookOutboxAlarmSeconds"}
+    assert _template()["Parameters"]["WebhookOutboxAlarmSeconds"]["Default"] == 3600
+    assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+    assert alarm["TreatMissingData"] == "notBreaching"
+    assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": "AlarmTopic"}]
