@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema docs docs-build docs-reference wheel lambda-package bench bench-ranks bench-hot soak clean
+.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema docs docs-build docs-reference wheel lambda-package bench bench-ranks bench-hot bench-season soak clean
 
 install: $(VENV)/.installed
 
@@ -133,6 +133,13 @@ bench-ranks: install redis
 # entries, then 30 s of steady state each (a few minutes). Results in bench/results/hot_board.*.
 bench-hot: install
 	$(BIN)/python -m bench.hot_board
+
+# The close of a season (dynamo/closing.py) on a board of 10,000 and one of 100,000 entrants,
+# each on a fresh DynamoDB Local: the time of each step, entrants a second, the request units
+# consumed, and the bytes the final standings take to store beside the live board's items
+# (several minutes, most of it loading the boards). Results in bench/results/season_close.*.
+bench-season: install
+	$(BIN)/python -m bench.season_close
 
 # Sustained mixed load on a fleet of two `leaderboard serve --workers 2` processes over one
 # table, caches and subscriptions on (32 clients, 3 minutes), with removals, bans and erasures

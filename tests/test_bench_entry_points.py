@@ -20,6 +20,7 @@ ENTRY_POINTS = (
     "bench.moderation",
     "bench.rank_index",
     "bench.rank_index_memory",
+    "bench.season_close",
     "bench.socket_flood",
     "bench.validation",
 )

@@ -25,8 +25,8 @@ from bench.capacity.recorder import RecordedCall, RecordedRead, RecordedWrite
 from bench.capacity.run import Plan, Results, measure_size
 from bench.capacity.sharded import FIRST_ENTRIES, GAME, STEADY, PhaseRun, sharded_board_id
 from bench.capacity.sharded_report import sharded_document
-from bench.capacity.sizes import item_size, number_size, read_units, write_units
 from bench.capacity.units import call_units
+from bench.core.sizes import item_size, number_size, read_units, write_units
 from bench.core.workload import player_id
 from dynamo.items import now
 from dynamo.leaderboards import (

@@ -16,8 +16,8 @@ import aioboto3
 import pytest
 
 from bench.capacity.recorder import CapacityRecorder
-from bench.capacity.sizes import item_size, read_units
 from bench.capacity.units import tally
+from bench.core.sizes import item_size, read_units
 from dynamo.items import key
 from dynamo.leaderboards import LeaderboardItem, SortOrder, player_hash
 from dynamo.merged_reads import allowance

@@ -11,9 +11,10 @@ from typing import Any
 from bench.capacity.cost import PRICES, PRICES_AS_OF, mix_cost, storage_cost
 from bench.capacity.hot import PARTITION_RCU, PARTITION_WCU, HotResult
 from bench.capacity.probe import Measured
-from bench.capacity.run import ITEM_OVERHEAD_BYTES, Results
+from bench.capacity.run import Results
 from bench.capacity.sharded_report import sharded_document, sharded_markdown
 from bench.core.report import machine_lines, save_results
+from bench.core.sizes import ITEM_OVERHEAD_BYTES
 
 __all__ = ["document", "markdown", "write_results"]
 

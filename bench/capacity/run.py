@@ -21,12 +21,11 @@ from bench.capacity.hot import HotResult, hot_board
 from bench.capacity.mix import run_mix
 from bench.capacity.operations import play_operations, rank_operations, read_operations
 from bench.capacity.probe import Measured, Probe, probe
-from bench.capacity.recorder import INDEX_KEYS
 from bench.capacity.sharded import PhaseRun, play_sharded
-from bench.capacity.sizes import item_size
 from bench.capacity.top_pages import PageCost, top_page_costs
 from bench.core.load.seeding import seed
 from bench.core.report import log
+from bench.core.sizes import stored_bytes
 from bench.core.stack import CREDENTIALS, CURSOR_SECRET, LOADER_CONFIG, REGION
 from bench.core.workload import PROFILE_BOARDS, LoadedPlayer
 from dynamo.cursors import CursorCodec
@@ -35,10 +34,7 @@ from dynamo.leaderboards import Operator
 from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from leaderboard.embedded_redis import EmbeddedRedis
 
-__all__ = ["ITEM_OVERHEAD_BYTES", "Plan", "Results", "measure_size", "run", "storage"]
-
-ITEM_OVERHEAD_BYTES = 100
-"""What DynamoDB adds to each stored item (and to each index copy) for storage billing."""
+__all__ = ["Plan", "Results", "measure_size", "run", "storage"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def _inspector(endpoint_url: str) -> Any:
 
 async def storage(inspector: Any, table: str) -> tuple[int, int]:
     """The bytes DynamoDB bills for storing ``table`` (each item and each of its index copies
-    with :data:`ITEM_OVERHEAD_BYTES`) and the number of items, by a Scan."""
+    with :data:`~bench.core.sizes.ITEM_OVERHEAD_BYTES`) and the number of items, by a Scan."""
     total = items = 0
     start: dict[str, Any] | None = None
     while True:
@@ -99,9 +95,7 @@ async def storage(inspector: Any, table: str) -> tuple[int, int]:
             TableName=table, ConsistentRead=True, **({"ExclusiveStartKey": start} if start else {})
         )
         for item in page["Items"]:
-            size = item_size(item) + ITEM_OVERHEAD_BYTES
-            copies = sum(1 for pk, sk in INDEX_KEYS.values() if pk in item and sk in item)
-            total += size * (1 + copies)
+            total += stored_bytes(item)
             items += 1
         start = page.get("LastEvaluatedKey")
         if not start:

@@ -1,5 +1,5 @@
 """The request units of recorded DynamoDB requests, by DynamoDB's billing rules
-(:mod:`bench.capacity.sizes`), per request and per partition key.
+(:mod:`bench.core.sizes`), per request and per partition key.
 
 A write bills each item it touches at the larger of its sizes before and after, in 1 KB units
 (a ConditionCheck at the size of the item it checks); each global secondary index the item is
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bench.capacity.recorder import INDEX_KEYS, Item, RecordedCall, RecordedRead, RecordedWrite
-from bench.capacity.sizes import item_size, read_units, write_units
+from bench.core.sizes import item_size, read_units, write_units
 
 __all__ = ["CallUnits", "Tally", "call_units", "index_writes", "read_of", "tally"]
 

@@ -10,6 +10,9 @@ sum of its members. Values come in the wire form (``{"S": "text"}``, ``{"N": "42
 A read unit covers 4 KB: 1 for a strongly consistent read, 0.5 for an eventually consistent
 one, 2 in a transaction. A write unit covers 1 KB: 1, or 2 in a transaction. Every request for
 an item is billed at least one unit, even when the item does not exist.
+
+Storage is billed on each item's size plus :data:`ITEM_OVERHEAD_BYTES`, and the same again for
+each global secondary index that holds a copy of it.
 """
 
 from __future__ import annotations
@@ -18,18 +21,25 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from dynamo.keys import INDEX_ATTRIBUTES
+
 __all__ = [
+    "ITEM_OVERHEAD_BYTES",
     "READ_UNIT_BYTES",
     "WRITE_UNIT_BYTES",
+    "index_copies",
     "item_size",
     "number_size",
     "read_units",
+    "stored_bytes",
     "value_size",
     "write_units",
 ]
 
 READ_UNIT_BYTES = 4096
 WRITE_UNIT_BYTES = 1024
+ITEM_OVERHEAD_BYTES = 100
+"""What DynamoDB adds to each stored item (and to each index copy) for storage billing."""
 
 
 def number_size(text: str) -> int:
@@ -84,3 +94,16 @@ def write_units(size: int, *, transactional: bool = False) -> float:
     one."""
     units = max(1, math.ceil(size / WRITE_UNIT_BYTES))
     return float(2 * units if transactional else units)
+
+
+def index_copies(item: Mapping[str, Any]) -> int:
+    """The global secondary indexes that hold a copy of an item: those whose key attributes
+    it has."""
+    return sum(1 for pk, sk in INDEX_ATTRIBUTES.values() if pk in item and sk in item)
+
+
+def stored_bytes(item: Mapping[str, Mapping[str, Any]]) -> int:
+    """The bytes DynamoDB bills for storing an item in wire form: its size plus
+    :data:`ITEM_OVERHEAD_BYTES`, once in the table and once in each of its
+    :func:`index_copies`."""
+    return (item_size(item) + ITEM_OVERHEAD_BYTES) * (1 + index_copies(item))
