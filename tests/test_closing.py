@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -241,3 +241,65 @@ async def test_a_board_closes_only_once_its_period_and_grace_are_over(api: Api) 
     assert closed.final_count == 0
     assert closed.status(AFTER) is BoardStatus.FINAL
     assert closed.ttl is None  # kept for ever: no archiveDays
+
+
+FAMILY = """mutation($i: CreateLeaderboardFamilyInput!) { createLeaderboardFamily(input: $i) {
+    family { id } errors { code } } }"""
+TOP = """query($id: ID!) { leaderboard(id: $id) { status entryCount
+    topScores(first: 50) { edges { node { score player { id } } } } } }"""
+
+
+@each_layout
+async def test_the_season_goes_on_while_a_board_closes(api: Api) -> None:
+    """While yesterday's board of a daily family closes, today's takes plays at once, and
+    yesterday's reads stay what its entries were; once final, it answers the same."""
+    day_one, day_two = "2026-11-21", "2026-11-22"
+    data = await api.gql(
+        FAMILY, {"i": {"id": "duel", "name": "Duel", "period": "DAILY", **api.board_fields}}
+    )
+    assert data["createLeaderboardFamily"]["errors"] == []
+    players = [f"q{i:02d}" for i in range(30)]
+    for p in players:
+        await api.create_player(p)
+    api.clock.set(f"{day_one}T20:00:00+00:00")
+    for n, p in enumerate(players):
+        answer = await api.gql(
+            SUBMIT,
+            {"i": {"playerId": p, "familyIds": ["duel"], "gameId": "g", "score": 10 * (n % 7)}},
+        )
+        assert answer["submitScore"]["errors"] == []
+    yesterday = f"duel.daily.{day_one}"
+    before = (await api.gql(TOP, {"id": yesterday}))["leaderboard"]
+    api.clock.set(f"{day_two}T00:05:00+00:00")
+    closing = asyncio.create_task(
+        close_board(api.db, yesterday, at=datetime.fromisoformat(f"{day_two}T00:05:00+00:00"))
+    )
+    seen: list[dict[str, Any]] = []
+    while not closing.done():
+        today = await api.gql(
+            SUBMIT,
+            {
+                "i": {
+                    "playerId": players[len(seen) % 30],
+                    "familyIds": ["duel"],
+                    "gameId": "g",
+                    "score": 5,
+                }
+            },
+        )
+        assert today["submitScore"]["errors"] == []
+        seen.append((await api.gql(TOP, {"id": yesterday}))["leaderboard"])
+    await closing
+    after = (await api.gql(TOP, {"id": yesterday}))["leaderboard"]
+    assert seen, "the close ended before a single read"
+    for view in seen:
+        assert view["status"] in ("CLOSING", "FINAL")
+        assert (view["entryCount"], view["topScores"]) == (
+            before["entryCount"],
+            before["topScores"],
+        )
+    assert after["status"] == "FINAL"
+    assert (after["entryCount"], after["topScores"]) == (before["entryCount"], before["topScores"])
+    today_board = (await api.gql(TOP, {"id": f"duel.daily.{day_two}"}))["leaderboard"]
+    assert today_board["status"] == "LIVE"
+    assert today_board["entryCount"] == min(len(seen), 30)
