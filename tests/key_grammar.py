@@ -41,6 +41,26 @@ ENTITIES: dict[str, str] = {
         ]
     ),
     "leaderboard": "\n".join([f"LEADERBOARD#{_id('board')}", "#METADATA", "", "", "", ""]),
+    "leaderboard awaiting its close": "\n".join(
+        [
+            f"LEADERBOARD#{_id('board')}",
+            "#METADATA",
+            "CLOSE_DUE",
+            f"[0-9]{{13}}#{_same('board')}",
+            "",
+            "",
+        ]
+    ),
+    "closed leaderboard": "\n".join(
+        [
+            f"LEADERBOARD#{_id('board')}",
+            "#METADATA",
+            "",
+            "",
+            "CLOSED_BOARDS",
+            f"[0-9]{{13}}#{_same('board')}",
+        ]
+    ),
     "entry count shard": "\n".join([f"LEADERBOARD#{_id('board')}", "#COUNT#[0-9]{2}", *[""] * 4]),
     "score": "\n".join(
         [
@@ -75,6 +95,28 @@ ENTITIES: dict[str, str] = {
     "entry guard": "\n".join([f"PLAYER#{_id('player')}", f"ENTRY#{_id('board')}", *[""] * 4]),
     "e-mail claim": "\n".join([f"PLAYER_EMAIL#{_EMAIL}", "#CLAIM", *[""] * 4]),
     "family": "\n".join([f"FAMILY#{_id('family')}", "#METADATA", *[""] * 4]),
+    "final result": "\n".join(
+        [
+            f"PLAYER#{_id('player')}",
+            f"RESULT#{_id('board')}",
+            f"PLAYER#{_same('player')}",
+            f"RESULT#[0-9]{{13}}#{_same('board')}",
+            f"RESULTS#{_same('board')}",
+            "POSITION#[0-9]{10}",
+        ]
+    ),
+    "reward claim": "\n".join([f"PLAYER#{_id('player')}", f"CLAIM#{_id('board')}", *[""] * 4]),
+    "webhook delivery, pending": "\n".join(
+        [
+            f"LEADERBOARD#{_id('board')}",
+            "DELIVERY",
+            "WEBHOOK_OUTBOX",
+            f"[0-9]{{13}}#{_same('board')}",
+            "",
+            "",
+        ]
+    ),
+    "webhook delivery, done": "\n".join([f"LEADERBOARD#{_id('board')}", "DELIVERY", *[""] * 4]),
     "submission": "\n".join(
         [f"PLAYER#{_id('player')}", f"SUBMISSION#(?:{_ULID}|{_UUID})", *[""] * 4]
     ),
