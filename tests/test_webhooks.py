@@ -405,6 +405,10 @@ async def test_a_batch_waits_for_its_positions_then_goes_without_erased_ones(tab
     await write_board(db, "plate", [5, 4, 3, 2, 1], ends_at=END, players=False)
     await close_board(db, "cup", at=CLOSED, outbox=True)
     await close_board(db, "plate", at=CLOSED + timedelta(seconds=1), outbox=True)
+    # Each board closed when its close's last write was made: its ``at`` and the time it took.
+    cup, plate = await get_delivery(db, "cup"), await get_delivery(db, "plate")
+    assert cup is not None
+    assert plate is not None
     receiver = Receiver("ok")
     sent: list[Attempt] = []
     async with serving_on_loopback(receiver.app()) as url:
@@ -414,24 +418,24 @@ async def test_a_batch_waits_for_its_positions_then_goes_without_erased_ones(tab
             time = Time(at)
             await deliver(db, target, clock=time, sleep=time.sleep, once=True, report=sent.append)
 
-        await once(CLOSED + SETTLE - timedelta(seconds=1))
+        await once(cup.closed_at + SETTLE - timedelta(seconds=1))
         assert (sent, receiver.received) == ([], [])  # not settled yet
 
         third = RESULT.key_attributes(player_id="p002", leaderboard_id="cup")  # position 3
         raw = (await db.client.get_item(TableName=db.table, Key=serialize(third)))["Item"]
         await db.client.delete_item(TableName=db.table, Key=serialize(third))
-        await once(CLOSED + SETTLE)
+        await once(cup.closed_at + SETTLE)
         assert (sent, receiver.received) == ([], [])  # position 3 is not in the index yet
         await db.client.put_item(TableName=db.table, Item=raw)
-        await once(CLOSED + SETTLE)
+        await once(cup.closed_at + SETTLE)
         assert [str(a) for a in sent] == ["delivered cup 1-5 of 5 (5 results, HTTP 204)"]
         assert [x["position"] for x in receiver.received[0].document["results"]] == [1, 2, 3, 4, 5]
 
         fourth = RESULT.key_attributes(player_id="p003", leaderboard_id="plate")
         await db.client.delete_item(TableName=db.table, Key=serialize(fourth))
-        await once(CLOSED + GAP_PATIENCE - timedelta(seconds=1))
+        await once(plate.closed_at + GAP_PATIENCE - timedelta(seconds=1))
         assert len(sent) == 1
-        await once(CLOSED + GAP_PATIENCE + timedelta(seconds=2))
+        await once(plate.closed_at + GAP_PATIENCE + timedelta(seconds=1))
         assert [a.webhook_id for a in sent] == ["cup:1-5", "plate:1-5"]
         last = receiver.received[-1]
         assert last.webhook_id == "plate:1-5"
