@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from dynamo.cursors import CursorShape
 from dynamo.db import Db
 from dynamo.items import M, key, parse, serialize
+from dynamo.keys import INDEX_ATTRIBUTES, Entity
 from dynamo.table import Key
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "batch_get_immutable",
     "count",
     "get_items",
+    "index_page",
     "query_items",
     "query_page",
     "query_run",
@@ -262,6 +264,39 @@ async def query_page(
             db.cursors.encode({k: raw[k]["S"] for k in cursor_shape.attributes}) for raw in shown
         ],
         has_next=len(raw_items) > first,
+    )
+
+
+async def index_page(
+    db: Db,
+    model: type[M],
+    entity: Entity,
+    index: str,
+    first: int,
+    after: str | None,
+    *,
+    descending: bool,
+    **values: object,
+) -> Page[M]:
+    """One page of ``entity``'s items in one partition of ``index`` (its index key filled
+    with ``values``), in the order of their index sort keys, with cursors bound to that
+    partition and to the entity's key shape."""
+    ipk, isk = entity.indexes[index]
+    pk_name, sk_name = INDEX_ATTRIBUTES[index]
+    pk = ipk.fill(**values)
+    return await query_page(
+        db,
+        model,
+        key_condition=f"{pk_name} = :pk AND begins_with({sk_name}, :prefix)",
+        values={":pk": pk, ":prefix": isk.prefix},
+        cursor_shape=CursorShape(
+            exact={pk_name: pk},
+            prefixes={sk_name: isk.prefix, "pk": entity.pk.prefix, "sk": entity.sk.prefix},
+        ),
+        first=first,
+        after=after,
+        index=index,
+        descending=descending,
     )
 
 

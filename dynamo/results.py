@@ -24,12 +24,11 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
-from dynamo.cursors import CursorShape
 from dynamo.db import Db
 from dynamo.items import Item, parse
 from dynamo.keys import Entity
 from dynamo.metadata import Metadata
-from dynamo.reads import Page, get_items, query_items, query_page
+from dynamo.reads import Page, get_items, index_page, query_items
 from dynamo.table import GSI1, GSI2
 
 __all__ = [
@@ -111,41 +110,15 @@ async def board_results(
 ) -> Page[ResultItem]:
     """A board's final standings from ``after`` on, in the board's order (GSI2, eventually
     consistent: the close makes the board FINAL only once every result is written)."""
-    ipk, isk = RESULT.indexes[GSI2]
-    pk = ipk.fill(leaderboard_id=leaderboard_id)
-    return await query_page(
-        db,
-        ResultItem,
-        key_condition="gsi2pk = :pk AND begins_with(gsi2sk, :prefix)",
-        values={":pk": pk, ":prefix": isk.prefix},
-        cursor_shape=CursorShape(
-            exact={"gsi2pk": pk},
-            prefixes={"gsi2sk": isk.prefix, "pk": RESULT.pk.prefix, "sk": RESULT.sk.prefix},
-        ),
-        first=first,
-        after=after,
-        index=GSI2,
-        descending=False,
+    return await index_page(
+        db, ResultItem, RESULT, GSI2, first, after, descending=False, leaderboard_id=leaderboard_id
     )
 
 
 async def player_results(db: Db, player_id: str, first: int, after: str | None) -> Page[ResultItem]:
     """A player's results on every final board, newest period first (GSI1)."""
-    ipk, isk = RESULT.indexes[GSI1]
-    pk = ipk.fill(player_id=player_id)
-    return await query_page(
-        db,
-        ResultItem,
-        key_condition="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
-        values={":pk": pk, ":prefix": isk.prefix},
-        cursor_shape=CursorShape(
-            exact={"gsi1pk": pk},
-            prefixes={"gsi1sk": isk.prefix, "pk": RESULT.pk.prefix, "sk": RESULT.sk.prefix},
-        ),
-        first=first,
-        after=after,
-        index=GSI1,
-        descending=True,
+    return await index_page(
+        db, ResultItem, RESULT, GSI1, first, after, descending=True, player_id=player_id
     )
 
 

@@ -24,14 +24,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from dynamo.cursors import CursorShape
 from dynamo.db import Db
 from dynamo.items import Item, parse, serialize
 from dynamo.keys import Entity
 from dynamo.leaderboards import LeaderboardItem, SortOrder, player_partition
 from dynamo.merged_reads import merged_page
 from dynamo.metadata import Metadata
-from dynamo.reads import Page, query_page, range_page
+from dynamo.reads import Page, index_page, range_page
 from dynamo.table import GSI1
 
 __all__ = [
@@ -256,19 +255,6 @@ async def player_entry(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem
 
 async def player_scores(db: Db, player_id: str, first: int, after: str | None) -> Page[ScoreItem]:
     """AP5: every board entry of the player, ordered by board id."""
-    gsi1pk, gsi1sk = SCORE.indexes[GSI1]
-    pk = gsi1pk.fill(player_id=player_id)
-    return await query_page(
-        db,
-        ScoreItem,
-        key_condition="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
-        values={":pk": pk, ":prefix": gsi1sk.prefix},
-        cursor_shape=CursorShape(
-            exact={"gsi1pk": pk},
-            prefixes={"gsi1sk": gsi1sk.prefix, "pk": SCORE.pk.prefix, "sk": SCORE.sk.prefix},
-        ),
-        first=first,
-        after=after,
-        index=GSI1,
-        descending=False,
+    return await index_page(
+        db, ScoreItem, SCORE, GSI1, first, after, descending=False, player_id=player_id
     )
