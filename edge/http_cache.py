@@ -57,6 +57,7 @@ PRIVATE_FIELDS = frozenset(
     {
         ("Query", "playerByEmail"),
         ("Query", "moderationLog"),
+        ("Query", "resultFeed"),
         ("Player", "email"),
         ("Player", "moderation"),
     }

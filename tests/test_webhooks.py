@@ -404,11 +404,14 @@ async def test_a_batch_waits_for_its_positions_then_goes_without_erased_ones(tab
     await write_board(db, "cup", [50, 40, 30, 20, 10], ends_at=END)
     await write_board(db, "plate", [5, 4, 3, 2, 1], ends_at=END, players=False)
     await close_board(db, "cup", at=CLOSED, outbox=True)
-    await close_board(db, "plate", at=CLOSED + timedelta(seconds=1), outbox=True)
-    # Each board closed when its close's last write was made: its ``at`` and the time it took.
-    cup, plate = await get_delivery(db, "cup"), await get_delivery(db, "plate")
+    # Each board closed when its close's last write was made: its ``at`` and the time it took,
+    # so "plate" closes a second after "cup" ended, however long that took.
+    cup = await get_delivery(db, "cup")
     assert cup is not None
+    await close_board(db, "plate", at=cup.closed_at + timedelta(seconds=1), outbox=True)
+    plate = await get_delivery(db, "plate")
     assert plate is not None
+    assert plate.closed_at > cup.closed_at
     receiver = Receiver("ok")
     sent: list[Attempt] = []
     async with serving_on_loopback(receiver.app()) as url:
