@@ -105,3 +105,15 @@ def begin(*, seconds: float | None = None, max_calls: int | None = None) -> Budg
 def current() -> Budget | None:
     """The budget of the request running in this context, if any."""
     return _current.get()
+
+
+def room_left(seconds: float, calls: int) -> bool:
+    """Whether the request running in this context (if any) has ``seconds`` and ``calls``
+    left: what a job that works in steps within one request asks before each step."""
+    spending = _current.get()
+    if spending is None:
+        return True
+    left = spending.remaining()
+    if left is not None and left < seconds:
+        return False
+    return spending.max_calls is None or spending.max_calls - spending.total >= calls

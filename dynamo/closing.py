@@ -41,15 +41,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from dynamo.db import Db
 from dynamo.deliveries import put_delivery
@@ -69,6 +66,7 @@ from dynamo.reads import query_run
 from dynamo.results import RESULT, ResultItem
 from dynamo.rewards import tier_of
 from dynamo.scores import SCORE, ScoreItem, score_partitions, top_scores_after
+from dynamo.single_writes import update_when_free
 from dynamo.table import GSI1, GSI2
 
 __all__ = [
@@ -92,10 +90,6 @@ _IN_FLIGHT = 16
 _MAX_FREEZE_PASSES = 20
 """Passes of step 3 before the close gives up (each pass after the first freezes only the
 entries plays moved during the one before; a frozen entry cannot move)."""
-_WRITE_ATTEMPTS = 30
-"""Attempts of one of the close's writes that meets a play's transaction in flight: the close
-runs in the background and waits its turn (up to a second between two attempts), where a
-play, which a player waits for, gives up sooner."""
 _BATCH_WRITE = 25
 _UNPROCESSED_ROUNDS = 10
 
@@ -303,33 +297,13 @@ async def _update_board(
 ) -> bool:
     """One conditional UpdateItem of the board's item; False when its condition failed
     (another close got there first: the caller reads the board again)."""
-    return await _update(
+    return await update_when_free(
         db,
         Key=serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
         UpdateExpression=update,
         ConditionExpression=condition,
         ExpressionAttributeValues=serialize(values),
     )
-
-
-async def _update(db: Db, **request: Any) -> bool:
-    """One UpdateItem of the close; False when its condition failed. A write meeting an item
-    that a play's transaction in flight holds (``TransactionConflictException`` on DynamoDB:
-    a shard or a guard the close freezes while a play writes it) is sent again after a
-    jittered wait, as the plays retry theirs."""
-    for attempt in range(_WRITE_ATTEMPTS):
-        try:
-            await db.client.update_item(TableName=db.table, **request)
-        except ClientError as error:
-            code = error.response["Error"]["Code"]
-            if code == "ConditionalCheckFailedException":
-                return False
-            if code != "TransactionConflictException" or attempt == _WRITE_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
-            continue
-        return True
-    raise AssertionError("unreachable")
 
 
 async def _in_turns(calls: Iterable[Callable[[], Awaitable[Any]]]) -> list[Any]:
@@ -355,7 +329,7 @@ async def _freeze_counts(db: Db, board: LeaderboardItem) -> None:
             names["#ttl"] = "ttl"
             attributes[":ttl"] = board.ttl
             assign += ", #ttl = :ttl"
-        return lambda: _update(
+        return lambda: update_when_free(
             db,
             Key=serialize(key),
             UpdateExpression=f"SET {assign}, frozen = :true ADD #count :zero",
@@ -417,7 +391,7 @@ def _freeze_entry(
 
 
 async def _set_frozen(db: Db, key: dict[str, str], condition: str, values: dict[str, Any]) -> bool:
-    return await _update(
+    return await update_when_free(
         db,
         Key=serialize(key),
         UpdateExpression="SET frozen = :true",
@@ -573,7 +547,7 @@ async def _finish(db: Db, board: LeaderboardItem, at: datetime, expires: int | N
     else:
         values[":ttl"] = max(expires, board.ttl or 0)
         update = f"SET {closed}, #ttl = :ttl {remove}"
-    await _update(
+    await update_when_free(
         db,
         Key=serialize(LEADERBOARD.key_attributes(leaderboard_id=board.leaderboard_id)),
         UpdateExpression=update,

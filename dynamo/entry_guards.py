@@ -9,7 +9,7 @@ is what keeps "only the best" exact when submissions race.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -116,20 +116,23 @@ async def current_entries(db: Db, pairs: Sequence[tuple[str, str]]) -> list[Scor
 
 
 async def player_guards(
-    db: Db, player_id: str, *, page_size: int = 100
-) -> AsyncIterator[list[EntryGuardItem]]:
+    db: Db, player_id: str, *, page_size: int = 100, after_board: str | None = None
+) -> AsyncGenerator[list[EntryGuardItem], None]:
     """Every entry guard of the player (its entries, and the tombstones of removed ones), in
     pages: AP5's entries read from the player's own partition with ConsistentRead, so that
-    an entry written before the read began is in it."""
+    an entry written before the read began is in it. ``after_board``: only the guards of the
+    boards whose ids sort after that one."""
+    pk = ENTRY_GUARD.pk.fill(player_id=player_id)
     kwargs: dict[str, Any] = {
         "TableName": db.table,
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-        "ExpressionAttributeValues": serialize(
-            {":pk": ENTRY_GUARD.pk.fill(player_id=player_id), ":prefix": ENTRY_GUARD.sk.prefix}
-        ),
+        "ExpressionAttributeValues": serialize({":pk": pk, ":prefix": ENTRY_GUARD.sk.prefix}),
         "ConsistentRead": True,
         "Limit": page_size,
     }
+    if after_board is not None:
+        start = ENTRY_GUARD.key_attributes(player_id=player_id, leaderboard_id=after_board)
+        kwargs["ExclusiveStartKey"] = serialize(start)
     while True:
         response = await db.client.query(**kwargs)
         yield [parse(EntryGuardItem, raw) for raw in response.get("Items", [])]

@@ -72,10 +72,13 @@ def entry_change(
     at: datetime,
     session_id: str,
     metadata: dict[str, Any] | None = None,
+    player_name: str | None = None,
+    name_version: int | None = None,
 ) -> EntryChange:
-    """Apply the board's operator (an entry keeps the metadata of the play that attained it);
-    raises SCORE_OUT_OF_RANGE for a score outside the board's
-    bounds or a result the board can't hold."""
+    """Apply the board's operator (an entry keeps the metadata of the play that attained it,
+    and takes the player's name as the play read it, ``name_version`` its version); raises
+    SCORE_OUT_OF_RANGE for a score outside the board's bounds or a result the board can't
+    hold."""
     if not board.admits(score):
         raise _outside_bounds(board, score) if board.bounded else _out_of_range(board)
     fresh = ScoreItem(
@@ -86,6 +89,8 @@ def entry_change(
         session_id=session_id,
         ttl=board.ttl,
         metadata=metadata,
+        player_name=player_name,
+        player_name_version=name_version,
     )
     if old is None or old.removed:
         return EntryChange(board, old, fresh, changed=True)
@@ -97,6 +102,8 @@ def entry_change(
         session_id=old.session_id,
         ttl=old.ttl,
         metadata=old.metadata,
+        player_name=player_name,
+        player_name_version=name_version,
     )
     newer = (at, session_id) > (old.attained_at, old.session_id or "")
     if board.operator is Operator.LATEST:

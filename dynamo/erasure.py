@@ -168,13 +168,7 @@ async def count_player_items(db: Db, player_id: str) -> int:
 
 def _room_left() -> bool:
     """Whether the request (if any) has enough budget left for one more step."""
-    spending = budget.current()
-    if spending is None:
-        return True
-    left = spending.remaining()
-    if left is not None and left < ROOM_SECONDS:
-        return False
-    return spending.max_calls is None or spending.max_calls - spending.total >= ROOM_CALLS
+    return budget.room_left(ROOM_SECONDS, ROOM_CALLS)
 
 
 async def _begin(db: Db, player_id: str, reason: str) -> tuple[PlayerItem, Mentions]:

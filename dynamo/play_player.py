@@ -51,11 +51,27 @@ def totals_out_of_range(play: Play) -> LeaderboardError:
     )
 
 
-def count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
+def count_play(
+    table: str, play: Play, at: datetime, name_version: int | None = None
+) -> dict[str, Any]:
     """Add the play to the player's sums, on condition that the player may play (not banned,
-    not being erased) and that the sums stay within their types: a play racing a ban, or
-    another play, is thus refused by the transaction itself. On a failed condition the
-    transaction returns the player's item, which tells which condition failed."""
+    not being erased), that the sums stay within their types, and that the player's name is
+    still the one read (``name_version``, its ``nameVersion``; the play writes it into its
+    entries): a play racing a ban, a rename or another play is thus refused by the
+    transaction itself. On a failed condition the transaction returns the player's item,
+    which tells which condition failed."""
+    renamed = (
+        "attribute_not_exists(nameVersion)" if name_version is None else "nameVersion = :names"
+    )
+    values: dict[str, Any] = {
+        ":now": stamp(at),
+        ":score": play.score,
+        ":one": 1,
+        ":room": MAX_LIFETIME_SCORE - play.score,
+        ":games": MAX_GAMES_PLAYED - 1,
+    }
+    if name_version is not None:
+        values[":names"] = name_version
     return {
         "Update": {
             "TableName": table,
@@ -63,16 +79,8 @@ def count_play(table: str, play: Play, at: datetime) -> dict[str, Any]:
             "UpdateExpression": "SET updatedAt = :now ADD lifetimeScore :score, gamesPlayed :one",
             "ConditionExpression": f"attribute_exists(pk) AND {PLAYABLE}"
             " AND (attribute_not_exists(lifetimeScore) OR lifetimeScore <= :room)"
-            " AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games)",
-            "ExpressionAttributeValues": serialize(
-                {
-                    ":now": stamp(at),
-                    ":score": play.score,
-                    ":one": 1,
-                    ":room": MAX_LIFETIME_SCORE - play.score,
-                    ":games": MAX_GAMES_PLAYED - 1,
-                }
-            ),
+            f" AND (attribute_not_exists(gamesPlayed) OR gamesPlayed <= :games) AND {renamed}",
+            "ExpressionAttributeValues": serialize(values),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }

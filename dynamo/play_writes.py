@@ -64,7 +64,6 @@ from dynamo.play_player import (
     check_totals,
     count_play,
     no_player,
-    totals_out_of_range,
 )
 from dynamo.play_records import PLAY_RECORD, PlayRecord, fingerprint, record_of, replay
 from dynamo.players import PLAYER, PlayerItem
@@ -201,20 +200,20 @@ async def _attempt(
     check_playable(player, play)
     check_totals(player, play)
     changes = [
-        _decide(found, board, play, t, session_id, at)
+        _decide(found, board, play, t, session_id, at, player)
         for t, board in zip(targets, boards, strict=True)
     ]
     for n, (target, board) in enumerate(zip(targets, boards, strict=True)):
         if board is None and target.template is not None:
             created = await create_family_board(db, target.template)
             if created is not None:
-                changes[n] = _decide(found, created, play, target, session_id, at)
+                changes[n] = _decide(found, created, play, target, session_id, at, player)
                 continue
             # Another play created it first: play on the board that stands, read again.
             again = await read_board(db, target.leaderboard_id, consistent=True, count=False)
             if again is None:
                 raise _Retry(at_once=True)
-            changes[n] = _decide(found, again, play, target, session_id, at)
+            changes[n] = _decide(found, again, play, target, session_id, at, player)
 
     session = play_session(play, session_id, at, [t.leaderboard_id for t in targets])
     roles: list[str] = []
@@ -225,7 +224,7 @@ async def _attempt(
         items.append(op)
 
     add("session", _put_new(db.table, SESSION.item(session)))
-    add("player", count_play(db.table, play, at))
+    add("player", count_play(db.table, play, at, player.name_version))
     if rkey is not None:
         record = record_of(play, digest, session, changes)
         add("record", _put_new(db.table, PLAY_RECORD.item(record)))
@@ -294,6 +293,7 @@ def _decide(
     target: _Target,
     session_id: str,
     at: datetime,
+    player: PlayerItem,
 ) -> EntryChange:
     ekey = _guard_key(play.player_id, target)
     if read is not None:
@@ -322,6 +322,8 @@ def _decide(
         at=at,
         session_id=session_id,
         metadata=play.metadata,
+        player_name=player.name,
+        name_version=player.name_version,
     )
 
 
@@ -383,7 +385,11 @@ def _raise_for_cancellation(error: ClientError, roles: list[str], play: Play) ->
     if ("player", "ConditionalCheckFailed") in failed:
         if player is None or not player.get("Item"):
             raise no_player(play) from None
-        check_playable(parse(PlayerItem, player["Item"]), play)
-        raise totals_out_of_range(play) from None
+        found = parse(PlayerItem, player["Item"])
+        check_playable(found, play)
+        check_totals(found, play)
+        # Playable and within its sums: the player was renamed since it was read; the play
+        # is read again and writes the new name into its entries.
+        raise _Retry(at_once=True) from None
     if all(code in _RACED | _THROTTLED for _, code in failed):
         raise _Retry(throttled=any(code in _THROTTLED for _, code in failed)) from None

@@ -78,6 +78,14 @@ class PlayerItem(Item):
     erasure_searched_to: str | None = None
     """While erasing: the last moderation action whose reason the erasure has searched for
     the player (the log is searched in the order of the actions)."""
+    name_version: int | None = None
+    """Counts the player's renames (None before the first): the entries and results holding
+    the player's name hold the version it is of (dynamo/renames.py)."""
+    renaming: bool | None = None
+    """True while a rename has entries or results left to write the new name into."""
+    renamed_to: str | None = None
+    """While renaming: the sort key of the last item of the player's partition the rename
+    went through."""
 
     @property
     def banned(self) -> bool:

@@ -96,6 +96,14 @@ class ScoreItem(Item):
     """The entry guard's version when this item was written (see dynamo.entry_guards)."""
     metadata: Metadata | None = None
     """The metadata of the play that attained the entry (see dynamo.metadata)."""
+    player_name: str | None = None
+    """The player's name as of ``player_name_version``: written by the play that writes the
+    item, and by a rename (dynamo/renames.py), so that a page of entries shows its players'
+    names without reading their items. None on an item written before entries held names
+    (then the name is read from the Player item)."""
+    player_name_version: int | None = None
+    """The Player item's ``nameVersion`` the name is of (None for 0: the name it was created
+    with); a rename writes only items holding an older one."""
 
 
 def rank_value(score: int, width: int, order: SortOrder) -> str:

@@ -137,6 +137,12 @@ class CreatePlayerInput:
     email: str = strawberry.field(description="Login e-mail address; one player per address.")
 
 
+@strawberry.input(description="A player's new name.")
+class RenamePlayerInput:
+    player_id: strawberry.ID = strawberry.field(description="The player.")
+    name: str = strawberry.field(description="The new display name, 1-100 printable characters.")
+
+
 @strawberry.input(
     description="A new leaderboard. Its id, sort order, operator, width and bounds never change."
 )

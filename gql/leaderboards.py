@@ -16,7 +16,7 @@ from gql.lookahead import selected
 from gql.results import FinalResult
 from gql.rewards import TIERS, RewardTier, tiers_of
 from gql.scalars import Long
-from gql.scores import Rank, Score
+from gql.scores import NAME_FIELDS, Rank, Score
 from resolvers import families, leaderboards
 from resolvers.context import Context
 
@@ -153,6 +153,7 @@ class Leaderboard:
         after: Annotated[str | None, strawberry.argument(description=AFTER)] = None,
     ) -> Connection[Score]:
         wanted = selected(info, "edges", "node")
+        names = "player" in wanted and selected(info, "edges", "node", "player") <= NAME_FIELDS
         page, window = await leaderboards.resolve_top_scores(
             info.context,
             self.item,
@@ -160,8 +161,9 @@ class Leaderboard:
             after,
             with_players="player" in wanted,
             with_ranks="rank" in wanted,
+            names=names,
         )
-        return connection(page, lambda item: Score(item=item, window=window))
+        return connection(page, lambda item: Score(item=item, window=window, names=names))
 
     @strawberry.field(
         description="The board's final standings in its order (position 1 first), each "

@@ -15,6 +15,7 @@ from gql.inputs import (
     CreateLeaderboardFamilyInput,
     CreateLeaderboardInput,
     CreatePlayerInput,
+    RenamePlayerInput,
     SubmitScoreInput,
     UpdateLeaderboardFamilyInput,
     tier_arguments,
@@ -36,6 +37,7 @@ from gql.payloads import (
     CreateLeaderboardFamilyPayload,
     CreateLeaderboardPayload,
     CreatePlayerPayload,
+    RenamePlayerPayload,
     SubmitScorePayload,
     UpdateLeaderboardFamilyPayload,
 )
@@ -67,6 +69,26 @@ class Mutation:
         except LeaderboardError as error:
             return CreatePlayerPayload(player=None, errors=user_errors(error))
         return CreatePlayerPayload(player=Player.of(player), errors=[])
+
+    @strawberry.mutation(
+        description="Give a player a new name. Its entries show it from when this answers "
+        "with complete true: each entry keeps a copy of its player's name, so that a page of "
+        "a board shows its players' names without reading each player, and a rename writes "
+        "the new name into every entry of the player (its final results read it from the "
+        "player). Plays racing the rename write the new name. Renaming a player to the name "
+        "it has writes nothing, unless a rename to it is still under way: then that goes on."
+    )
+    async def rename_player(
+        self, info: Info[Context, None], input: Annotated[RenamePlayerInput, INPUT]
+    ) -> RenamePlayerPayload:
+        require_authenticated(info.context)
+        try:
+            result = await players.rename_player(info.context, str(input.player_id), input.name)
+        except LeaderboardError as error:
+            return RenamePlayerPayload(player=None, complete=False, errors=user_errors(error))
+        return RenamePlayerPayload(
+            player=Player.of(result.player), complete=result.complete, errors=[]
+        )
 
     @strawberry.mutation(description="Create a leaderboard.")
     async def create_leaderboard(

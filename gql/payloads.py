@@ -33,6 +33,19 @@ class CreatePlayerPayload:
     errors: list[UserError] = strawberry.field(description=ERRORS)
 
 
+@strawberry.type(description="The result of renamePlayer.")
+class RenamePlayerPayload:
+    player: Player | None = strawberry.field(
+        description="The player with its new name; null on error."
+    )
+    complete: bool = strawberry.field(
+        description="Whether every entry of the player shows the new name. False when this "
+        "call stopped within its request's budget (a player on very many boards): send it "
+        "again, and it goes on from where it stopped."
+    )
+    errors: list[UserError] = strawberry.field(description=ERRORS)
+
+
 @strawberry.type(description="The result of createLeaderboard.")
 class CreateLeaderboardPayload:
     leaderboard: Leaderboard | None = strawberry.field(description="The new board; null on error.")

@@ -54,8 +54,11 @@ class PlayerModeration:
 class Player:
     player_id: strawberry.Private[str]
     item: strawberry.Private[PlayerItem | None]
-    """None for a player known to exist whose item was not read (an :class:`Entrant`): then
-    only its id and ranks are selected."""
+    """None for a player known to exist whose item was not read (an :class:`Entrant`, or the
+    player of an entry that holds its name): then only its id, ranks and ``known_name`` are
+    selected."""
+    known_name: strawberry.Private[str | None] = None
+    """The name an entry holds of its player, when its item was not read."""
 
     @strawberry.field(description="The player's id.")
     def id(self) -> strawberry.ID:
@@ -63,6 +66,8 @@ class Player:
 
     @strawberry.field(description="Display name.")
     def name(self) -> str:
+        if self.item is None and self.known_name is not None:
+            return self.known_name
         return self._profile().name
 
     @strawberry.field(
@@ -190,6 +195,11 @@ class Player:
         if self.item is None:
             raise LookupError(f"player {self.player_id}: a profile field of a player not read")
         return self.item
+
+    @classmethod
+    def named(cls, player_id: str, name: str) -> Player:
+        """The player of an entry, known by the name the entry holds, its item not read."""
+        return cls(player_id=player_id, item=None, known_name=name)
 
     @classmethod
     def of(cls, found: PlayerItem | Entrant) -> Player:

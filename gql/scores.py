@@ -22,13 +22,19 @@ if TYPE_CHECKING:
     from gql.leaderboards import Leaderboard
     from gql.players import Player
 
-__all__ = ["Rank", "Score"]
+__all__ = ["NAME_FIELDS", "Rank", "Score"]
+
+NAME_FIELDS = frozenset({"id", "__typename", "name"})
+"""The fields of an entry's player that the entry's copy of its name serves (Score.names)."""
 
 
 @strawberry.type(description="A player's entry on a board: their score there.")
 class Score:
     item: strawberry.Private[ScoreItem]
     window: strawberry.Private[WindowRanks | None] = None
+    names: strawberry.Private[bool] = False
+    """Whether the player's name is all that is asked of its player besides its id: then
+    the entry's copy of it serves, where the entry holds one, and the player is not read."""
     # Plain values, copied from the item when the score is made: GraphQL reads them as
     # attributes, without calling a resolver for each (a page has a hundred scores).
     score: Long = strawberry.field(description="The score.", default=Long(0))
@@ -67,8 +73,13 @@ class Score:
         graphql_type=Annotated["Player", strawberry.lazy("gql.players")],
     )
     def player(self, info: Info[Context, None]) -> Player | Awaitable[Player]:
-        # Synchronous when the list this score came in read its players already.
+        # Synchronous when the entry holds the name asked for, or when the list this score
+        # came in read its players already.
         info.context.depends(PlayerName(self.item.player_id))
+        if self.names and self.item.player_name is not None:
+            from gql.players import Player
+
+            return Player.named(self.item.player_id, self.item.player_name)
         held, player = info.context.loaders.player.held(self.item.player_id)
         return self._player(player) if held else self._load_player(info)
 

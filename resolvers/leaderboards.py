@@ -83,12 +83,15 @@ async def resolve_top_scores(
     *,
     with_players: bool = False,
     with_ranks: bool = False,
+    names: bool = False,
 ) -> tuple[Page[ScoreItem], WindowRanks]:
     """A page of the board, best first, with the ranks of its entries (computed on demand,
     or before returning ``with_ranks``; the entries' players are read before returning
     ``with_players``, and the entries whose player was erased meanwhile left out: see
-    resolvers/erased.py). A first page is a dependency of the answer; a later one is not one
-    a cached answer may hold. A FINAL board's page is of its final standings."""
+    resolvers/erased.py; with ``names`` too, only the players of the entries that hold no
+    copy of their name, the name being all that is asked of them). A first page is a
+    dependency of the answer; a later one is not one a cached answer may hold. A FINAL
+    board's page is of its final standings."""
     if is_final(board):
         return await _final_top(ctx, board, first, after, with_players=with_players)
     leaderboard_id = board.leaderboard_id
@@ -102,12 +105,15 @@ async def resolve_top_scores(
     for entry in page.items:
         ctx.loaders.entry.prime((entry.player_id, leaderboard_id), entry)
     window = WindowRanks(ctx, leaderboard_id, page.items, from_top=after is None)
+    unnamed = [e.player_id for e in page.items if not (names and e.player_name is not None)]
+    readers = unnamed if with_players else []
     present, _ = await asyncio.gather(
-        existing_players(ctx, [e.player_id for e in page.items] if with_players else []),
+        existing_players(ctx, readers),
         window.compute() if with_ranks and page.items else asyncio.sleep(0),
     )
-    if with_players:
-        page = page.keeping(present)
+    if readers:
+        found = dict(zip(readers, present, strict=True))
+        page = page.keeping([found.get(e.player_id, True) for e in page.items])
     return page, window
 
 

@@ -1,4 +1,5 @@
-"""Resolve functions for players: lookups, their boards, sessions and ranks, and creation."""
+"""Resolve functions for players: lookups, their boards, sessions and ranks, creation and
+renames."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from dynamo import players, results, scores, sessions
+from dynamo import players, renames, results, scores, sessions
 from dynamo.emails import legacy_email
 from dynamo.errors import Subject
 from dynamo.ids import ID_PATTERN, new_session_id
 from dynamo.players import PlayerItem
 from dynamo.reads import Page
+from dynamo.renames import RenameResult
 from dynamo.results import ResultItem
 from dynamo.scores import ScoreItem
 from dynamo.sessions import SessionItem
+from resolvers.changes import writing
 from resolvers.context import Context
 from resolvers.inputs import (
     MAX_IDS,
@@ -32,6 +35,7 @@ __all__ = [
     "AskedRanks",
     "Entrant",
     "create_player",
+    "rename_player",
     "resolve_entry",
     "resolve_player",
     "resolve_player_by_email",
@@ -162,6 +166,26 @@ async def create_player(ctx: Context, player_id: str | None, name: str, email: s
         await players.create_player(ctx.db, player, legacy_email=legacy_email(email))
     ctx.loaders.player.prime(player.player_id, player)
     return player
+
+
+async def rename_player(ctx: Context, player_id: str, name: str) -> RenameResult:
+    """Give the player a new name, on its item and on its entries, as far as the request's
+    budget allows (complete is False short of that: sent again, the rename goes on)."""
+    player = clean_id(player_id, "playerId")
+    clean = clean_name(name)
+    with (
+        writing(ctx.responses, ctx.broker, atomic=False) as written,
+        naming({Subject.PLAYER: "playerId"}),
+    ):
+        result = await renames.rename_player(ctx.db, player, clean, at=ctx.clock())
+        written.boards += result.boards
+        written.players.append(player)
+    ctx.loaders.player.clear(player)
+    ctx.loaders.player.prime(player, result.player)
+    for board in dict.fromkeys(result.boards):
+        ctx.loaders.entry.clear((player, board))
+        ctx.broker.publish(board)
+    return result
 
 
 def _new_player_id() -> str:

@@ -287,14 +287,15 @@ def measured_run(dynamodb_endpoint: str, redis_url: str) -> Results:
     return results
 
 
-def test_a_page_of_100_with_names_reads_a_query_page_and_a_unit_per_player(
+def test_a_page_of_100_with_names_reads_the_board_and_a_query_page_of_entries(
     measured_run: Results,
 ) -> None:
     page = _by_name(measured_run.operations)["top 100 with player names"]
-    assert page.calls == {"Query": 2, "BatchGetItem": 1}
-    # The board with its count (one Query of under 4 KB: 0.5), 100 Score items in one Query
-    # page of 20-24 KB (6 x 0.5), and 100 players read one by one (100 x 0.5).
-    assert page.read == 0.5 + 3.0 + 50.0
+    assert page.calls == {"Query": 2}
+    # The board with its count (one Query of under 4 KB: 0.5) and 100 Score items, each with
+    # its player's name, in one Query page of 24-28 KB (7 x 0.5): no player is read.
+    assert page.read == 0.5 + 3.5
+    assert page.read <= 5.0
     assert (page.write, page.index_write) == (0.0, 0.0)
     assert page.reported == page.read
 

@@ -290,8 +290,11 @@ async def test_lists_leave_out_the_rows_of_a_player_erased_while_they_were_read(
 ) -> None:
     """An erasure deletes the Player item last: a list read just before it finished can hold
     an entry or a session whose player is gone when the players are read. Deleting only the
-    Player item leaves the table as such a list saw it. Lists that show players leave those
-    rows out; a player field that finds its player gone answers PLAYER_NOT_FOUND."""
+    Player item leaves the table as such a list saw it. Lists that read players leave those
+    rows out; a player field that finds its player gone answers PLAYER_NOT_FOUND. A page of
+    entries that asks only for its players' ids and names reads no player (each entry holds
+    its player's name): it shows the board as it stood, the entry the erasure had not yet
+    taken off included."""
     await _player_on_boards(api, ["b0"])
     await api.create_player("carl")
     await api.gql(
@@ -301,12 +304,23 @@ async def test_lists_leave_out_the_rows_of_a_player_erased_while_they_were_read(
     await api.db.client.delete_item(
         TableName=api.db.table, Key=serialize(PLAYER.key_attributes(player_id=ERIN))
     )
+    named = await api.gql(
+        """{ leaderboard(id: "b0") { topScores(first: 2) {
+            edges { node { score player { id name } } } } } }"""
+    )
+    assert [e["node"]["player"]["id"] for e in named["leaderboard"]["topScores"]["edges"]] == [
+        ERIN,
+        "bob",
+    ]
     top = await api.gql(
         """{ leaderboard(id: "b0") { topScores(first: 2) {
-            edges { node { score player { id } } } pageInfo { hasNextPage endCursor } } } }"""
+            edges { node { score player { id gamesPlayed } } }
+            pageInfo { hasNextPage endCursor } } } }"""
     )
     scores = top["leaderboard"]["topScores"]
-    assert [e["node"] for e in scores["edges"]] == [{"score": 80, "player": {"id": "bob"}}]
+    assert [e["node"] for e in scores["edges"]] == [
+        {"score": 80, "player": {"id": "bob", "gamesPlayed": 1}}
+    ]
     # The next page begins after the last entry read, the one left out included.
     after = await api.gql(
         """query($a: String!) { leaderboard(id: "b0") { topScores(first: 2, after: $a) {

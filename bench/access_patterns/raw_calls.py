@@ -51,10 +51,9 @@ class RawCalls:
 
     async def top_scores(self, v: Variables) -> None:
         """The board; the first TOP_N + 1 Score items of each of its partitions, at once,
-        merged on their sort keys; the players of the first TOP_N."""
+        merged on their sort keys (each holds its player's name: no player is read)."""
         await raw_board(self.db, v["id"])
-        ids = await self._top_ids(v["id"])
-        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
+        await self._top_ids(v["id"])
 
     async def _top_ids(self, board_id: str) -> list[str]:
         """The players of the board's first TOP_N entries: TOP_N + 1 Score items of each of
@@ -184,9 +183,8 @@ class RawCalls:
         board_id = v["leaderboardId"]
         await raw_board(self.db, board_id)
         counted = asyncio.ensure_future(raw_count_shards(self.db, self.boards[board_id]))
-        ids = await self._top_ids(board_id)
+        await self._top_ids(board_id)
         await counted
-        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
 
     async def profile_page(self, v: Variables) -> None:
         """The player; then together its entry guards, the boards (the player's standing on

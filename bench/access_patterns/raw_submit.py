@@ -60,6 +60,7 @@ async def raw_submit_score(db: Db, board: LeaderboardItem, v: Variables) -> None
         attained_at=at,
         session_id=session_id,
         ttl=board.ttl,
+        player_name=found[pkey]["name"]["S"] if pkey in found else None,
     )
     width, order = board.score_width, board.sort_order
     improved = old is None or rank_value(sub.score, width, order) > rank_value(

@@ -260,8 +260,8 @@ def sharded_markdown(
             "",
             "The board (its item, with its count shards when N = 1: one Query; the page asks"
             " for no count, so a write-sharded board's are not read), one Query per partition"
-            " of up to 101 Score items, merged, and the names of 100 players (one"
-            " BatchGetItem); its"
+            " of up to 101 Score items, merged, each holding its player's name (the names"
+            " column: any players read for theirs); its"
             " latency beside its raw calls: `bench/results/access_patterns.md` (N = 8).",
             "",
         ]

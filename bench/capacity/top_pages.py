@@ -6,8 +6,8 @@ the player's score (with BatchWriteItem through a client the recorder does not w
 item as a play writes it: :func:`bench.core.items.score_item`), and its top 100 with names is
 read once (:data:`bench.capacity.operations.TOP_100`): the board with its count shards (one
 Query), one Query per partition of up to 101 Score items, sent at once and merged on their
-sort keys, and the 100 players' names (one BatchGetItem). Its units are split between those
-three.
+sort keys, each holding its player's name (a player read for its name would show as a
+BatchGetItem). Its units are split between those three.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from bench.capacity.units import read_of
 from bench.core.items import score_item
 from bench.core.loading import batch_write
 from bench.core.measure import BenchError
-from bench.core.workload import LoadedPlayer
+from bench.core.workload import LoadedPlayer, new_player
 from dynamo.db import Db
 from dynamo.items import now
 from dynamo.leaderboards import LeaderboardItem, Period, create_leaderboard
@@ -100,6 +100,7 @@ async def _fill(writer: Db, partitions: int, players: Sequence[LoadedPlayer]) ->
             attained_at=at,
             session_id=p.session_id,
             version=1,
+            player_name=new_player(p.player_id, at).name,
         )
         for p in players
     ]

@@ -73,7 +73,7 @@ def play_items(
     """Every item that creating the player and then submitting ``sub`` as its first play at
     ``at`` leaves in the table: the player (with the play counted in), its e-mail claim, the
     session (listing every board it entered), and per board the entry guard and the Score item
-    (both at version 1, a first entry).
+    (both at version 1, a first entry; the Score item holding the player's name).
 
     ``boards`` are the boards ``sub`` names, in its order; ``sub`` names no family and no
     submission id (which would write a play record). The boards' ``entryCount`` is the
@@ -100,6 +100,7 @@ def play_items(
             session_id=session_id,
             ttl=board.ttl,
             version=1,
+            player_name=player.name,
         )
         items += [guard_item(board, entry), score_item(board, entry)]
     return items

@@ -223,7 +223,8 @@ def erasure_table(
     items = [LEADERBOARD.item(b) for b in loaded]
     items += [player_item(player), claim_item(player)]
     items += [session_item(s) for s in played]
-    for board_id, entry in entries.items():
+    for board_id, best in entries.items():
+        entry = best.model_copy(update={"player_name": player.name})
         items += [guard_item(by_id[board_id], entry), score_item(by_id[board_id], entry)]
     for s in played[sessions - play_records :]:
         assert s.leaderboard_id is not None
