@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 NODE_BIN := node_modules/.bin
 export LEADERBOARD_CACHE_DIR ?= $(CURDIR)/.cache
 
-.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema docs docs-build docs-reference wheel lambda-package bench bench-ranks bench-hot bench-season soak clean
+.PHONY: install node-install browser redis serve test lint lint-template lint-docker typecheck pytest codegen schema-diff schema docs docs-build docs-reference wheel lambda-package bench bench-ranks bench-hot bench-season bench-cpu soak clean
 
 install: $(VENV)/.installed
 
@@ -140,6 +140,14 @@ bench-hot: install
 # (several minutes, most of it loading the boards). Results in bench/results/season_close.*.
 bench-season: install
 	$(BIN)/python -m bench.season_close
+
+# The service's CPU time per request of each kind (`{ __typename }`, a player, the top 20 and
+# the top 100 with names, a COUNT rank, a play; then, with Redis, the top 100 from the response
+# cache), read from /proc around 500 sequential requests to `leaderboard serve --workers 1`,
+# over 3 interleaved rounds, and its ratio to `{ __typename }`'s (a few minutes). Results in
+# bench/results/cpu.*; `python -m bench.cpu --profile top100` shows where one kind's CPU goes.
+bench-cpu: install redis
+	$(BIN)/python -m bench.cpu
 
 # Sustained mixed load on a fleet of two `leaderboard serve --workers 2` processes over one
 # table, caches and subscriptions on (32 clients, 3 minutes), with removals, bans and erasures

@@ -13,6 +13,7 @@ ENTRY_POINTS = (
     "bench.access_patterns",
     "bench.attack",
     "bench.capacity",
+    "bench.cpu",
     "bench.fleet",
     "bench.hot_board",
     "bench.hotspots",
