@@ -7,7 +7,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -227,18 +227,27 @@ class Api:
         return payload
 
 
-@pytest.fixture(scope="session")
-def tables(dynamodb_endpoint: str) -> Iterator[Any]:
-    """One plain DynamoDB client for the session, to drop each test's table."""
+@contextmanager
+def plain_client(endpoint_url: str) -> Iterator[Any]:
+    """A plain (blocking) DynamoDB client of DynamoDB Local at ``endpoint_url``."""
     client: Any = botocore.session.get_session().create_client(
         "dynamodb",
-        endpoint_url=dynamodb_endpoint,
+        endpoint_url=endpoint_url,
         region_name="us-east-1",
         aws_access_key_id=LOCAL_CREDENTIALS[0],
         aws_secret_access_key=LOCAL_CREDENTIALS[1],
     )
-    yield client
-    client.close()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def tables(dynamodb_endpoint: str) -> Iterator[Any]:
+    """One plain DynamoDB client for the session, to drop each test's table."""
+    with plain_client(dynamodb_endpoint) as client:
+        yield client
 
 
 @pytest.fixture

@@ -19,9 +19,11 @@ import time
 import uuid
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,11 +35,31 @@ from dynamo.results import RESULT, board_results
 from dynamo.scores import PARTITIONED_SCORE, SCORE
 from leaderboard.close_commands import CloseBar
 from leaderboard.config import Settings, default_cache_dir
+from leaderboard.embedded_dynamodb import EmbeddedDynamoDB
 from tests.boards import write_board
-from tests.conftest import Table
+from tests.conftest import Table, plain_client
 from tests.scan import scan_items
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def dynamodb_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A DynamoDB Local of this module's own. Its closes write tens of thousands of items,
+    run after run; a DynamoDB Local that the session's earlier tests have filled (their tables
+    come and go, their stream records stay) takes many times as long to write them, which
+    would make a close's time depend on the tests that ran before it."""
+    logs = tmp_path_factory.mktemp("dynamodb-local-close-periods")
+    with EmbeddedDynamoDB(default_cache_dir(), log_dir=logs) as local:
+        yield local.endpoint_url
+
+
+@pytest.fixture(scope="module")
+def tables(dynamodb_endpoint: str) -> Iterator[Any]:
+    """The plain client that drops each test's table, on this module's DynamoDB Local."""
+    with plain_client(dynamodb_endpoint) as client:
+        yield client
+
 
 CLI = [sys.executable, "-m", "leaderboard.cli", "close-periods"]
 FRAME = re.compile(
