@@ -140,6 +140,8 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "Mutation.banPlayer": FieldCost(reads=10),
     "Mutation.unbanPlayer": FieldCost(reads=1),
     "Mutation.erasePlayer": FieldCost(reads=20),
+    # A rename writes the name into each of the player's entries, within the same budget
+    "Mutation.renamePlayer": FieldCost(reads=10),
     "Subscription.leaderboardChanged": FieldCost(reads=2, size=_subscribed, items=("entries",)),
     # Objects already read with their parent
     "ScoreConnection.edges": FREE,
@@ -153,6 +155,8 @@ FIELD_COSTS: Mapping[str, FieldCost] = {
     "FinalResultEdge.node": FREE,
     "CreatePlayerPayload.player": FREE,
     "CreatePlayerPayload.errors": FREE,
+    "RenamePlayerPayload.player": FREE,
+    "RenamePlayerPayload.errors": FREE,
     "CreateLeaderboardPayload.leaderboard": FREE,
     "CreateLeaderboardPayload.errors": FREE,
     "CreateLeaderboardFamilyPayload.family": FREE,
