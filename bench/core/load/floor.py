@@ -109,8 +109,8 @@ class FloorCalls:
     async def leaderboard_page(self, v: Variables) -> str | None:
         """The board; the first TOP_N + 1 Score items of each of its partitions (one Query
         each, at once, merged on their sort keys), beside a write-sharded board's count shards
-        (the page shows its entryCount); the players of the first TOP_N. The ranks of a page
-        from the top follow from the page itself."""
+        (the page shows its entryCount); each entry holds its player's name, so no player is
+        read. The ranks of a page from the top follow from the page itself."""
         read = await raw_board(self.db, v["leaderboardId"])
         if read is None:
             return "NULL_RESULT"
@@ -119,8 +119,7 @@ class FloorCalls:
         pages = await raw_top_pages(self.db, board, TOP_N + 1)
         await counted
         best = merged_items([items_of(page) for page in pages], descending=True)
-        ids = [item["playerId"]["S"] for item in islice(best, TOP_N)]
-        await raw_batch_get(self.db, [PLAYER.key(player_id=p) for p in ids])
+        list(islice(best, TOP_N))
         return None
 
     async def profile_page(self, v: Variables) -> str | None:
