@@ -17,7 +17,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,17 +139,20 @@ def service_process(
     log_dir: Path,
     environment: Mapping[str, str] | None = None,
     workers: int = 1,
+    launcher: Sequence[str] | None = None,
 ) -> Iterator[ServiceProcess]:
     """Run ``leaderboard serve`` with ``workers`` worker processes on a loopback port of its own
     against ``table`` (which must exist) at ``endpoint_url``, with ``environment`` added to
     :func:`service_env`'s (limits, say: ``LEADERBOARD_LIMIT_<NAME>``); yield once ``/healthz``
     answers 200 (and, with ``redis_url``, the rank index is in sync) from every worker. With
     several workers, their metrics are pooled in a fresh folder under ``log_dir``, so that a
-    scrape of ``/metrics`` reports them all."""
+    scrape of ``/metrics`` reports them all. ``launcher``: the command that runs the
+    ``leaderboard`` command line (by default :func:`leaderboard_command`), e.g. one that runs it
+    under a profiler."""
     with reserved_port("127.0.0.1") as port:  # the service's from here on: nobody else's
         log_path = log_dir / "service.log"
         command = [
-            *leaderboard_command(),
+            *(launcher if launcher is not None else leaderboard_command()),
             "serve",
             "--endpoint-url",
             endpoint_url,

@@ -4,23 +4,19 @@ the functions by their own time and by their cumulative time, per request."""
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import signal
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.core.processes import READY_TIMEOUT_SECONDS, ServiceProcess, child_process, service_env
+from bench.core.processes import ServiceProcess, service_process
 from bench.cpu.profiled_serve import marker_of
 from bench.cpu.stack import Launcher
-from leaderboard.child_server import log_tail, reserved_port
 
 __all__ = ["TOP", "profile_tables", "profiled_service", "switch_off", "switch_on"]
 
@@ -34,40 +30,6 @@ _Key = tuple[str, int, str]
 """A function in pstats' statistics: its file, first line and name."""
 _Entry = tuple[int, int, float, float, Any]
 """Primitive calls, all calls, own time, cumulative time, callers."""
-
-
-def _health(url: str) -> tuple[int, Any]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return int(response.status), json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return int(error.code), None
-    except (OSError, ValueError):
-        return 0, None
-
-
-def _wait_ready(process: Any, health_url: str, *, with_index: bool, log_path: Path) -> None:
-    """Until ``/healthz`` answers 200 (and, with the rank index, the index is in sync);
-    RuntimeError when the process exits or is not ready in time."""
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"the profiled service exited with {process.returncode}:\n{log_tail(log_path, 0)}"
-            )
-        status, body = _health(health_url)
-        if (
-            status == 200
-            and isinstance(body, dict)
-            and (not with_index or (body.get("rankIndex") or {}).get("inSync"))
-        ):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(
-                f"the profiled service was not ready within {READY_TIMEOUT_SECONDS:g} s:\n"
-                + log_tail(log_path, 0)
-            )
-        time.sleep(_POLL_SECONDS)
 
 
 def profiled_service(stats: Path) -> Launcher:
@@ -84,36 +46,16 @@ def profiled_service(stats: Path) -> Launcher:
         log_dir: Path,
         environment: Mapping[str, str],
     ) -> Iterator[ServiceProcess]:
-        with reserved_port("127.0.0.1") as port:
-            command = [
-                sys.executable,
-                "-m",
-                "bench.cpu.profiled_serve",
-                str(stats),
-                "serve",
-                "--endpoint-url",
-                endpoint_url,
-                "--table",
-                table,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-            ]
-            env = service_env(table=table, redis_url=redis_url) | dict(environment)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
-            log_path = log_dir / "service.log"
-            base = f"http://127.0.0.1:{port}"
-            with child_process(command, env, log_path) as process:
-                _wait_ready(
-                    process,
-                    f"{base}/healthz",
-                    with_index=redis_url is not None,
-                    log_path=log_path,
-                )
-                yield ServiceProcess(process.pid, f"{base}/graphql", f"{base}/healthz", log_path)
+        path = os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))
+        with service_process(
+            endpoint_url,
+            table=table,
+            redis_url=redis_url,
+            log_dir=log_dir,
+            environment={**environment, "PYTHONPATH": path},
+            launcher=[sys.executable, "-m", "bench.cpu.profiled_serve", str(stats)],
+        ) as service:
+            yield service
 
     return launch
 
