@@ -65,8 +65,11 @@ class _Loader(DataLoader[K, V | None], ABC):
         """One result per key, in key order, None where missing."""
 
     def load(self, key: K) -> asyncio.Future[V | None]:
+        """The key's value, as a future of the caller's own: several fields loading one key
+        share one read, and one of them cancelled (graphql-core cancels the siblings of a
+        field whose error nulls their object) leaves the read, and the others, going on."""
         self._asked.add(key)
-        return super().load(key)
+        return asyncio.shield(super().load(key))
 
     def asked(self, key: K) -> bool:
         """Whether the key was loaded (or is being loaded) or primed in this request."""

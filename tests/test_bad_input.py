@@ -192,6 +192,22 @@ async def test_bad_query_arguments_are_typed_errors(ready: Api, query: str, code
 
 
 @each_layout
+async def test_a_bad_argument_beside_a_shared_read_leaves_the_others_answered(
+    ready: Api,
+) -> None:
+    """Two fields read one board's count (a write-sharded board's is a read of its own); the
+    error of a page beside the first nulls that board, whose other fields graphql-core
+    cancels, and the second board's count, waiting on the same read, is still answered."""
+    body = await ready.raw(
+        """{ first: leaderboard(id: "global") { entryCount
+                topScores(after: "garbage") { edges { cursor } } }
+             second: leaderboard(id: "global") { id entryCount } }"""
+    )
+    assert body["data"] == {"first": None, "second": {"id": "global", "entryCount": 1}}
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["INVALID_CURSOR"]
+
+
+@each_layout
 async def test_cursors_are_tamper_proof_and_bound_to_their_list(ready: Api) -> None:
     await ready.create_board("other")
     await ready.create_player("bob")
