@@ -4,7 +4,10 @@ outside a request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from graphql import GraphQLSchema
+from strawberry.extensions import SchemaExtension
 
 from edge.cached_answers import CachedAnswers
 from edge.cost import CostLimit
@@ -16,6 +19,7 @@ from gql.schema import build_schema
 
 __all__ = [
     "DOCUMENTS",
+    "EXTENSIONS",
     "GRAPHQL_SCHEMA",
     "LIMIT_RULE",
     "MAX_ALIASES",
@@ -32,21 +36,22 @@ LIMIT_RULE = limit_rule(max_depth=MAX_DEPTH, max_aliases=MAX_ALIASES)
 DOCUMENTS = Documents()
 """The schema's parsed and validated documents, by query text."""
 
-schema = build_schema(
-    [
-        ErrorCodes,
-        # Document limits, then validation, both cached by query text: clients send the same
-        # few operations again and again. Introspection is exempt from the depth limit
-        # (GraphiQL's schema query nests deeply).
-        lambda: DocumentLimits(DOCUMENTS),
-        # After validation: the worst-case cost of a valid document, and the caller's
-        # allowance for it.
-        CostLimit,
-        # After the cost check and the reservation of its points: a query answered from the
-        # response cache is bounded as one that runs.
-        CachedAnswers,
-    ]
-)
+EXTENSIONS: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
+    ErrorCodes,
+    # Document limits, then validation, both cached by query text: clients send the same
+    # few operations again and again. Introspection is exempt from the depth limit
+    # (GraphiQL's schema query nests deeply).
+    lambda: DocumentLimits(DOCUMENTS),
+    # After validation: the worst-case cost of a valid document, and the caller's
+    # allowance for it.
+    CostLimit,
+    # After the cost check and the reservation of its points: a query answered from the
+    # response cache is bounded as one that runs.
+    CachedAnswers,
+]
+"""The extensions every operation goes through, in order."""
+
+schema = build_schema(EXTENSIONS)
 
 GRAPHQL_SCHEMA: GraphQLSchema = schema._schema
 """The graphql-core schema that ``schema`` builds: what documents are parsed, validated and

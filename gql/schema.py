@@ -11,10 +11,12 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext, Info
 
 from gql.connections import AFTER, FIRST, Connection, connection
 from gql.errors import log_unexpected
+from gql.execution import PlainExecutionContext
 from gql.families import LeaderboardFamily
 from gql.leaderboards import Leaderboard
 from gql.lookahead import selected
@@ -165,13 +167,20 @@ class LeaderboardSchema(strawberry.Schema):
 
 def build_schema(
     extensions: Iterable[type[SchemaExtension] | Callable[[], SchemaExtension]],
+    *,
+    execution_context_class: type[StrawberryGraphQLCoreExecutionContext] | None = (
+        PlainExecutionContext
+    ),
 ) -> LeaderboardSchema:
     """The schema of these roots and scalars, with Strawberry's ``extensions`` in the order
-    given (the edge's, see edge/schema.py)."""
+    given (the edge's, see edge/schema.py), executed by ``execution_context_class``: by default
+    one that completes plain objects without graphql-core's per-field machinery, with the same
+    answers (gql/execution.py); None: graphql-core's (as Strawberry runs it)."""
     return LeaderboardSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         extensions=extensions,
         config=StrawberryConfig(scalar_map=SCALARS),
+        execution_context_class=execution_context_class,
     )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 from strawberry.types import Info
 
 from dynamo.players import PlayerItem
 from dynamo.scores import ScoreItem
+from gql.plain import UNSETTLED, plain_getter
 from gql.scalars import JSON, Long
 from resolvers.context import Context
 from resolvers.dependencies import PlayerName
@@ -75,11 +76,9 @@ class Score:
     def player(self, info: Info[Context, None]) -> Player | Awaitable[Player]:
         # Synchronous when the entry holds the name asked for, or when the list this score
         # came in read its players already.
-        info.context.depends(PlayerName(self.item.player_id))
-        if self.names and self.item.player_name is not None:
-            from gql.players import Player
-
-            return Player.named(self.item.player_id, self.item.player_name)
+        at_hand = _player_at_hand(self, info.context)
+        if at_hand is not UNSETTLED:
+            return cast("Player", at_hand)
         held, player = info.context.loaders.player.held(self.item.player_id)
         return self._player(player) if held else self._load_player(info)
 
@@ -100,15 +99,38 @@ class Score:
     )
     def rank(self, info: Info[Context, None]) -> int | Awaitable[int | None] | None:
         # Synchronous when the list this score came in ranked its entries already.
-        if self.window is not None:
-            held, rank = self.window.held(self.item)
-            if held:
-                return rank
+        rank = _rank_at_hand(self, info.context)
+        if rank is not UNSETTLED:
+            return cast("int | None", rank)
         return resolve_score_rank(info.context, self.item, self.window)
 
     @classmethod
     def of(cls, item: ScoreItem) -> Score:
         return cls(item=item)
+
+
+@plain_getter("Score", "player")
+def _player_at_hand(score: Score, ctx: Context) -> object:
+    """The entry's player when no read is needed: the entry's copy of its name serves, or
+    the list the entry came in read its player (an erased one is the resolver's error)."""
+    item = score.item
+    ctx.depends(PlayerName(item.player_id))
+    from gql.players import Player
+
+    if score.names and item.player_name is not None:
+        return Player.named(item.player_id, item.player_name)
+    held, player = ctx.loaders.player.held(item.player_id)
+    return Player.of(player) if held and player is not None else UNSETTLED
+
+
+@plain_getter("Score", "rank")
+def _rank_at_hand(score: Score, _ctx: Context) -> object:
+    """The entry's rank when its list ranked its entries already."""
+    if score.window is not None:
+        held, rank = score.window.held(score.item)
+        if held:
+            return rank
+    return UNSETTLED
 
 
 @strawberry.type(description='A position on a board, e.g. "211th of 1539".')
