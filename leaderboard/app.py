@@ -47,6 +47,7 @@ from rankindex.index import RankIndex
 from rankindex.lease import Lease
 from rankindex.notices import Notice
 from rankindex.projector import Projector
+from rankindex.upgrade import Upgrader
 from resolvers.broker import Broker, refresh_quiet_topics
 from resolvers.changes import Arrivals
 from resolvers.response_cache import ResponseCache
@@ -263,7 +264,10 @@ def _rank_index(
                     open_stream(settings, credentials, app[DB])
                 )
                 index = RankIndex(writer, settings.table)
-                projector = Projector(stream, index, Lease(writer, settings.table))
+                lease = Lease(writer, settings.table)
+                # Its holder also rebuilds the boards an earlier version indexed.
+                upgrader = Upgrader(index, app[DB], lease)
+                projector = Projector(stream, index, lease, upgrader=upgrader)
                 task = asyncio.create_task(projector.run(stop))
             yield
             stop.set()

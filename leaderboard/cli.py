@@ -106,10 +106,22 @@ def build_parser() -> argparse.ArgumentParser:
         "rank-indexer", help="keep the rank index in step with the table's stream"
     )
     backend_options(indexer)
-    maintain = commands.add_parser("rank-index", help="rebuild or verify one board's index")
+    maintain = commands.add_parser(
+        "rank-index",
+        help="rebuild or verify one board's index, or rebuild every board an earlier version "
+        "indexed",
+    )
     backend_options(maintain)
     maintain.add_argument("action", choices=["rebuild", "verify"])
-    maintain.add_argument("--board", required=True, help="the board's id")
+    boards = maintain.add_mutually_exclusive_group(required=True)
+    boards.add_argument("--board", help="the board's id (this or --outdated is required)")
+    boards.add_argument(
+        "--outdated",
+        action="store_true",
+        help="rebuild (not verify) every board an earlier version indexed, and every board a "
+        "rebuild left unfinished, one after the other (the projector does it by itself when it "
+        "can read the table; the Lambda cannot)",
+    )
 
     eraser = commands.add_parser(
         "erase-player", help="erase a player's data (the right to erasure), with progress"
@@ -178,7 +190,10 @@ def _seconds(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "rank-index" and args.outdated and args.action != "rebuild":
+        parser.error("rank-index verify takes --board")
     configure_logging(os.environ.get("LEADERBOARD_LOG_FORMAT", "json"))
     if args.command == "export-schema":
         return _export_schema(args.output)
@@ -195,10 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "rank-indexer":
             asyncio.run(rank_commands.run_projector(settings, backend))
             return 0
+        if args.command == "rank-index" and args.outdated:
+            return asyncio.run(rank_commands.rebuild_outdated(settings, backend))
         if args.command == "rank-index" and args.action == "rebuild":
-            count = asyncio.run(rank_commands.rebuild(settings, backend, args.board))
-            print(f"rebuilt the index of {args.board}: {count} entries")
-            return 0
+            return asyncio.run(rank_commands.rebuild(settings, backend, args.board))
         if args.command == "rank-index":
             return 0 if asyncio.run(rank_commands.verify(settings, backend, args.board)) else 1
         if args.command == "erase-player":

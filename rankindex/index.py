@@ -2,31 +2,58 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import NoScriptError
 
-from dynamo import scores
 from dynamo.db import Db
-from dynamo.items import parse
-from dynamo.leaderboards import LeaderboardItem, get_leaderboard
-from dynamo.reads import query_items
+from dynamo.leaderboards import LeaderboardItem
 from dynamo.scores import ScoreItem, rank_value, tie_value
-from rankindex.keys import CHECKPOINT, FEED, FEED_LENGTH, HEARTBEAT, STATE, board_keys, member
+from rankindex import maintenance
+from rankindex.keys import (
+    CHECKPOINT,
+    FEED,
+    FEED_LENGTH,
+    HEARTBEAT,
+    LEGACY_META,
+    READY,
+    STATE,
+    TIE_BYTES,
+    board_keys,
+    member,
+    member_text,
+    tie_bytes,
+)
+from rankindex.maintenance import RebuildBusy, Verification, WrittenByEarlierVersion
 from rankindex.notices import Notice, encode
+from rankindex.players import FILL, Layout, bucket_index, bucket_key, record_version
 from rankindex.projection import BoardCreated, Change, Forget, Put
 
-__all__ = ["MAX_LAG_MS", "IndexedRank", "RankIndex", "Verification"]
+__all__ = [
+    "MAX_LAG_MS",
+    "IndexedRank",
+    "OutdatedListener",
+    "RankIndex",
+    "RebuildBusy",
+    "Verification",
+    "WrittenByEarlierVersion",
+    "layout_of",
+]
+
+log = logging.getLogger("leaderboard.rankindex")
 
 MAX_LAG_MS = 5_000
 """The index answers only while its projector caught up with the stream this recently."""
-_CHUNK = 10_000
-_SCRIPT = resources.files("rankindex").joinpath("apply.lua").read_text()
+_SCRIPT = (
+    resources.files("rankindex").joinpath("apply.lua").read_text().replace("@FILL@", str(FILL))
+)
 _RANKS_SCRIPT = resources.files("rankindex").joinpath("ranks.lua").read_text()
 
 
@@ -43,27 +70,20 @@ class IndexedRank:
     total: int
     """Entries on the board, the ranked one included."""
     member: str | None
-    """The player's indexed entry (``<tieValue>#<playerId>``); None when it holds none."""
+    """The player's indexed entry as text (``<tieValue>#<playerId>``, see
+    ``rankindex.keys.member_text``); None when it holds none."""
 
+
+OutdatedListener = Callable[[str], None]
+"""Told the id of a board that a change found complete in the first format (or written to by
+a projector of that format) and set aside."""
+_ALTERED, _SET_ASIDE = 1, 3
+"""What the apply script answers for a change that altered the index, and for one that set a
+board of the first format aside (rankindex/apply.lua)."""
 
 Ask = tuple[str, str | None]
 """(player id, rank value): rank this value for the player; with None, the player's indexed
 entry."""
-
-
-@dataclass(frozen=True)
-class Verification:
-    board: str
-    entries: int
-    missing: list[str]
-    """Members in the table, not in the index."""
-    extra: list[str]
-    """Members in the index, not in the table."""
-    wrong_score: list[str]
-
-    @property
-    def ok(self) -> bool:
-        return not (self.missing or self.extra or self.wrong_score)
 
 
 class RankIndex:
@@ -75,8 +95,15 @@ class RankIndex:
         self._feed = FEED.format(ns=namespace)
         self._apply = redis.register_script(_SCRIPT)
         self._ranks = redis.register_script(_RANKS_SCRIPT)
+        self._outdated_listeners: list[OutdatedListener] = []
 
     # -- the projector's side ------------------------------------------------------------
+
+    def on_outdated(self, listener: OutdatedListener) -> None:
+        """``listener`` is told each board that a change applied through this index found
+        complete in the first format, or written to by a projector of that format: its keys of
+        that format are deleted, and it waits for a rebuild."""
+        self._outdated_listeners.append(listener)
 
     async def apply(self, changes: Sequence[Change], notices: Sequence[Notice] = ()) -> int:
         """Apply changes in order, and append ``notices`` to the change feed after them (in
@@ -84,11 +111,13 @@ class RankIndex:
         how many changes altered the index."""
         if not changes and not notices:
             return 0
+        scripted: list[tuple[int, str]] = []
+        """(position of the script's answer, board) of each change the script applies."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for change in changes:
                 if isinstance(change, BoardCreated):
                     state = STATE.format(ns=self.namespace, board=change.board)
-                    pipe.set(state, "ready", nx=True)
+                    pipe.set(state, READY, nx=True)
                     if change.expires_at:
                         pipe.expireat(state, change.expires_at)
                     continue
@@ -97,7 +126,7 @@ class RankIndex:
                         "put",
                         change.player,
                         change.version,
-                        change.member,
+                        tie_bytes(change.tie),
                         change.score,
                         change.expires_at or "",
                     ]
@@ -106,18 +135,28 @@ class RankIndex:
                 else:
                     args = ["del", change.player, change.version, "", "", ""]
                 keys = board_keys(self.namespace, change.board)
+                scripted.append((len(pipe), change.board))
                 await self._apply(keys=keys, args=args, client=pipe)
             for notice in notices:
                 entry: dict[Any, Any] = encode(notice)
                 pipe.xadd(self._feed, entry, maxlen=FEED_LENGTH, approximate=True)
             results = await pipe.execute()
-        applied = sum(1 for r in results[: len(results) - len(notices)] if r == 1)
+        applied = sum(1 for r in results[: len(results) - len(notices)] if r == _ALTERED)
+        self._tell_outdated(sorted({board for i, board in scripted if results[i] == _SET_ASIDE}))
         last = next((c for c in reversed(changes) if isinstance(c, Put)), None)
         if last is not None:
             await self.redis.hset(
                 self._heartbeat, mapping={"appliedAt": _now_ms(), "recordAt": last.played_ms}
             )
         return applied
+
+    def _tell_outdated(self, boards: Sequence[str]) -> None:
+        for board in boards:
+            for listener in self._outdated_listeners:
+                try:
+                    listener(board)
+                except Exception:
+                    log.exception("a listener of outdated boards failed")
 
     async def caught_up(self) -> None:
         """The projector has read everything the stream holds right now."""
@@ -142,12 +181,11 @@ class RankIndex:
         values = sorted({rank_value(e.score, board.score_width, board.sort_order) for e in entries})
         zset = board_keys(self.namespace, board.leaderboard_id)[0]
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(STATE.format(ns=self.namespace, board=board.leaderboard_id))
-            pipe.hget(self._heartbeat, "caughtUpAt")
+            self._board_state(pipe, board.leaderboard_id)
             for value in values:
                 pipe.zcount(zset, f"({int(value)}", "+inf")
-            state, caught_up, *counts = await pipe.execute()
-        if not self._usable(state, caught_up):
+            state, written, caught_up, *counts = await pipe.execute()
+        if not self._usable(state, written, caught_up):
             return None
         return dict(zip(values, (int(c) for c in counts), strict=True))
 
@@ -168,10 +206,10 @@ class RankIndex:
         found: dict[str, list[IndexedRank | None]] = {}
         for board, reply in zip(boards, replies, strict=True):
             if len(reply) < 2:
-                continue  # not ready: built, being rebuilt or stale
+                continue  # not ready: built, being rebuilt, stale or of an earlier format
             total = int(reply[1])
             found[board] = [
-                _indexed(_text(reply[2 + 2 * i]), int(reply[3 + 2 * i]), total, value)
+                _indexed(_bytes(reply[2 + 2 * i]), int(reply[3 + 2 * i]), total, value)
                 for i, (_, value) in enumerate(asks[board])
             ]
         return found
@@ -194,16 +232,26 @@ class RankIndex:
         earlier); None when the index cannot answer."""
         zset = board_keys(self.namespace, board.leaderboard_id)[0]
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(STATE.format(ns=self.namespace, board=board.leaderboard_id))
-            pipe.hget(self._heartbeat, "caughtUpAt")
+            self._board_state(pipe, board.leaderboard_id)
             pipe.zrevrank(zset, member(tie_value(entry.attained_at), entry.player_id))
-            state, caught_up, position = await pipe.execute()
-        if not self._usable(state, caught_up) or position is None:
+            state, written, caught_up, position = await pipe.execute()
+        if not self._usable(state, written, caught_up) or position is None:
             return None
         return int(position)
 
-    def _usable(self, state: Any, caught_up: Any) -> bool:
-        return state in (b"ready", "ready") and self._fresh(caught_up)
+    def _board_state(self, pipe: Pipeline, board_id: str) -> None:
+        """Queue what :meth:`_usable` judges a board by: its state, whether the first format's
+        version hash exists, and the projector's heartbeat."""
+        pipe.get(STATE.format(ns=self.namespace, board=board_id))
+        pipe.exists(LEGACY_META.format(ns=self.namespace, board=board_id))
+        pipe.hget(self._heartbeat, "caughtUpAt")
+
+    def _usable(self, state: Any, written: Any, caught_up: Any) -> bool:
+        """The board is ready in this format, with no first-format version hash (a projector
+        of the first format, not yet upgraded, wrote to it: its sorted set may hold members of
+        that format too), and the projector is fresh."""
+        ready = _bytes(state) == READY.encode() and not int(written)
+        return ready and self._fresh(caught_up)
 
     def _fresh(self, caught_up: Any) -> bool:
         """The projector caught up with the stream recently enough."""
@@ -226,105 +274,57 @@ class RankIndex:
     async def rebuild(self, db: Db, board_id: str) -> int:
         """Build the board's index from its Score items in the table and swap it in at once.
         Changes that arrive meanwhile are queued and replayed after the swap (each applied
-        only if newer than what the rebuild read). Returns the number of entries."""
-        zset, meta, state, pending = board_keys(self.namespace, board_id)
-        built_zset, built_meta = f"{zset}:built", f"{meta}:built"
-        board = await get_leaderboard(db, board_id, count=False)
-        if board is None:
-            raise LookupError(f"no leaderboard {board_id!r}")
-        await self.redis.set(state, "building")
-        await self.redis.delete(built_zset, built_meta)
-        count = 0
-        async for chunk in _score_chunks(db, board):
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(built_zset, {m: s for m, s, _, _ in chunk})
-                pipe.hset(built_meta, mapping={p: f"{v}|{m}" for m, _, p, v in chunk})
-                await pipe.execute()
-            count += len(chunk)
-        await self._apply(
-            keys=[zset, meta, state, pending, built_zset, built_meta],
-            args=["finish", "", "", "", "", ""],
-        )
-        if board.ttl:
-            for key in (zset, meta, state):
-                await self.redis.expireat(key, board.ttl)
-        return count
+        only if newer than what the rebuild read). Returns the number of entries; raises
+        RebuildBusy while another rebuild of the board is under way, LookupError for a board
+        the table does not have, and WrittenByEarlierVersion when a projector of the first
+        format went on writing to the board during its rebuilds (it is left outdated)."""
+
+        async def script(keys: list[str], args: list[Any]) -> Any:
+            return await self._apply(keys=keys, args=args)
+
+        return await maintenance.rebuild(self.redis, self.namespace, db, board_id, script)
 
     async def verify(self, db: Db, board_id: str) -> Verification:
         """Compare the index with the table; a board that differs is marked stale (readers
         fall back to the table until it is rebuilt)."""
-        zset, _, state, _ = board_keys(self.namespace, board_id)
-        board = await get_leaderboard(db, board_id, count=False)
-        if board is None:
-            raise LookupError(f"no leaderboard {board_id!r}")
-        table: dict[str, int] = {}
-        async for chunk in _score_chunks(db, board):
-            table.update({m: s for m, s, _, _ in chunk})
-        pairs: Any = await self.redis.zrange(zset, 0, -1, withscores=True)
-        indexed: dict[str, int] = {
-            (m.decode() if isinstance(m, bytes) else str(m)): int(s) for m, s in pairs
-        }
-        result = Verification(
-            board=board_id,
-            entries=len(table),
-            missing=sorted(set(table) - set(indexed)),
-            extra=sorted(set(indexed) - set(table)),
-            wrong_score=sorted(m for m in set(table) & set(indexed) if table[m] != indexed[m]),
-        )
-        if not result.ok:
-            await self.redis.set(state, "stale")
-        return result
+        return await maintenance.verify(self.redis, self.namespace, db, board_id)
+
+    async def record(self, board_id: str, player_id: str) -> tuple[int, str | None] | None:
+        """The version the index holds of the player's entry on the board, and the entry
+        (its member as text; None once removed); None when it holds nothing of the player.
+        Two reads (the layout, then the bucket): a bucket split between them hides the record
+        from this one call."""
+        layout_key = board_keys(self.namespace, board_id)[2]
+        layout = await layout_of(self.redis, layout_key) or Layout()
+        key = bucket_key(self.namespace, board_id, layout, bucket_index(player_id, layout))
+        found = await self.redis.hget(key, player_id)
+        if found is None:
+            return None
+        raw = found if isinstance(found, bytes) else found.encode()
+        if raw[:1] == b"-":
+            return record_version(raw), None
+        return record_version(raw), member_text(raw[:TIE_BYTES] + player_id.encode())
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def _bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
-def _indexed(member: str, better: int, total: int, value: str | None) -> IndexedRank | None:
+def _indexed(member: bytes, better: int, total: int, value: str | None) -> IndexedRank | None:
     if better < 0:
         return None
     if not member:
         # A value ranked for a player the index does not hold yet: it counts itself.
         return IndexedRank(better=better, total=total + 1, member=None)
-    return IndexedRank(better=better, total=total, member=member)
+    return IndexedRank(better=better, total=total, member=member_text(member))
 
 
-_Row = tuple[str, int, str, int]
-
-
-async def _score_chunks(db: Db, board: LeaderboardItem) -> AsyncIterator[list[_Row]]:
-    """The board's entries from the table as (member, score, player, version), in chunks: each
-    partition of the board's Score items (dynamo/scores.py) in turn."""
-    for pk in scores.score_partitions(board):
-        async for chunk in _partition_chunks(db, board, pk):
-            yield chunk
-
-
-async def _partition_chunks(db: Db, board: LeaderboardItem, pk: str) -> AsyncIterator[list[_Row]]:
-    start: dict[str, str] | None = None
-    while True:
-        raw = await query_items(
-            db,
-            key_condition="pk = :pk AND begins_with(sk, :prefix)",
-            values={":pk": pk, ":prefix": scores.SCORE.sk.prefix},
-            limit=_CHUNK,
-            start=start,
-        )
-        if not raw:
-            return
-        chunk: list[_Row] = []
-        for item in raw:
-            entry = parse(ScoreItem, item)
-            value = int(rank_value(entry.score, board.score_width, board.sort_order))
-            chunk.append(
-                (
-                    member(tie_value(entry.attained_at), entry.player_id),
-                    value,
-                    entry.player_id,
-                    entry.version,
-                )
-            )
-        yield chunk
-        if len(raw) < _CHUNK:
-            return
-        start = {"pk": raw[-1]["pk"]["S"], "sk": raw[-1]["sk"]["S"]}
+async def layout_of(redis: Redis, key: str) -> Layout | None:
+    """The layout a board's layout hash holds (None when there is none)."""
+    raw: list[Any] = await redis.hmget(key, ["gen", "level", "split"])
+    if raw[0] is None:
+        return None
+    gen, level, split = (int(v) for v in raw)
+    return Layout(gen=gen, level=level, split=split)

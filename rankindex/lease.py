@@ -6,6 +6,10 @@ after ``ttl_ms`` unless the holder renews it: a holder that stops cleanly gives 
 once, one that dies or hangs loses it when it expires, and then the next projector that asks
 takes it over. Two projectors can still overlap briefly (a holder paused past its lease);
 that is harmless, since applying a change is idempotent by the entry's version.
+
+The same lease on a board's ``rankindex.keys.REBUILD`` key is a rebuild's claim on that board
+(rankindex.maintenance): taken once, then only renewed (:meth:`Lease.renew`), so that a
+rebuild that lost its claim never takes it back.
 """
 
 from __future__ import annotations
@@ -40,6 +44,15 @@ return 0
 """Renew the lease if this token holds it, take it if nobody does (as SET NX PX would):
 check and set in one atomic step."""
 
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+"""Renew the lease if this token holds it; never take it."""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -47,18 +60,28 @@ return 0
 
 
 class Lease:
-    def __init__(self, redis: Redis, namespace: str, *, ttl_ms: int = LEASE_MS) -> None:
-        self.key = LEASE.format(ns=namespace)
+    def __init__(
+        self, redis: Redis, namespace: str, *, ttl_ms: int = LEASE_MS, key: str | None = None
+    ) -> None:
+        self.key = key or LEASE.format(ns=namespace)
+        """The projector's lease of the namespace, unless another ``key`` is given."""
         self.ttl_ms = ttl_ms
         self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         """Names the holder (host and process) for an operator reading the key."""
         self.held = False
         self._hold = redis.register_script(_HOLD)
+        self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
 
     async def hold(self) -> bool:
         """Renew the lease, or take it if it is free; whether this projector holds it now."""
         self.held = bool(await self._hold(keys=[self.key], args=[self.token, self.ttl_ms]))
+        return self.held
+
+    async def renew(self) -> bool:
+        """Renew the lease if this holder still holds it (a lapsed lease is not taken again);
+        whether it does."""
+        self.held = bool(await self._renew(keys=[self.key], args=[self.token, self.ttl_ms]))
         return self.held
 
     async def release(self) -> None:

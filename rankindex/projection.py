@@ -16,7 +16,6 @@ from typing import Any
 from dynamo.entry_guards import ENTRY_GUARD, EntryGuardItem
 from dynamo.items import deserialize
 from dynamo.leaderboards import LEADERBOARD
-from rankindex.keys import member
 
 __all__ = ["BoardCreated", "Change", "Forget", "Put", "Remove", "project", "project_all"]
 
@@ -26,7 +25,9 @@ class Put:
     board: str
     player: str
     version: int
-    member: str
+    tie: str
+    """The entry's tie value (``dynamo.scores.tie_value``): its member is
+    ``rankindex.keys.member(tie, player)``."""
     score: int
     expires_at: int | None
     """Epoch seconds: the board's ttl, for periodic boards."""
@@ -92,7 +93,7 @@ def project(record: Mapping[str, Any]) -> list[Change]:
             board=new.leaderboard_id,
             player=new.player_id,
             version=new.version,
-            member=member(new.tie_value, new.player_id),
+            tie=new.tie_value,
             score=int(new.rank_value),
             expires_at=new.ttl,
             played_ms=_epoch_ms(new),

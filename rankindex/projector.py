@@ -6,6 +6,8 @@ and ``leaderboard serve`` starts it in embedded mode. Each shard's last applied 
 number is kept in Redis, so a restarted projector continues where the last one stopped.
 With a :class:`~rankindex.lease.Lease`, any number of processes may run a projector of the
 same table: only the lease's holder reads and applies, and another takes over when it stops.
+With an :class:`~rankindex.upgrade.Upgrader` (a projector that can read the table), the
+holder also rebuilds, in a task of its own, the boards an earlier format indexed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rankindex.index import RankIndex
 from rankindex.lease import Lease
 from rankindex.notices import notices
 from rankindex.projection import project_all
+from rankindex.upgrade import Upgrader
 
 __all__ = ["Projector"]
 
@@ -44,11 +47,13 @@ class Projector:
         index: RankIndex,
         lease: Lease | None = None,
         *,
+        upgrader: Upgrader | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
         self.index = index
         self.lease = lease
+        self.upgrader = upgrader
         self.clock = clock
         self._shards: list[dict[str, Any]] = []
         self._listed_at: float | None = None
@@ -102,16 +107,23 @@ class Projector:
 
     async def run(self, stop: asyncio.Event, interval: float = 0.1) -> None:
         """Drain again and again until ``stop`` is set; a failed round is logged and retried.
-        The lease, if any, is given up on the way out."""
-        while not stop.is_set():
-            raise_if_cancelled()
-            try:
-                await self.drain()
-            except Exception:
-                log.exception("rank index projection failed; retrying")
-                await asyncio.sleep(1)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval)
+        The upgrader, if any, runs beside it meanwhile; on the way out it is cancelled (a
+        rebuild it had under way is finished by the next), and the lease, if any, given up."""
+        upgrading = None if self.upgrader is None else asyncio.create_task(self.upgrader.run(stop))
+        try:
+            while not stop.is_set():
+                raise_if_cancelled()
+                try:
+                    await self.drain()
+                except Exception:
+                    log.exception("rank index projection failed; retrying")
+                    await asyncio.sleep(1)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), interval)
+        finally:
+            if upgrading is not None:
+                upgrading.cancel()
+                await asyncio.wait({upgrading}, timeout=10)
         if self.lease is not None and self.lease.held:
             with contextlib.suppress(RedisError, OSError):
                 await self.lease.release()

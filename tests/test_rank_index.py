@@ -16,6 +16,7 @@ from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, LeaderboardItem, get_leaderboard
 from dynamo.scores import ScoreItem, holds_score
 from rankindex.index import RankIndex
+from rankindex.keys import READY, member
 from rankindex.notices import notices
 from rankindex.projection import BoardCreated, project_all
 from rankindex.projector import Projector
@@ -292,7 +293,7 @@ async def test_rebuild_verify_and_fallback(indexed: Indexed) -> None:
     # Damage the index behind its back: verify finds it and marks the board stale; readers
     # then fall back to the table until a rebuild.
     zset = f"rank:{indexed.index.namespace}:{{b}}"
-    await indexed.index.redis.zadd(zset, {"0000000000000#ghost": 999})
+    await indexed.index.redis.zadd(zset, {member("0000000000000", "ghost"): 999})
     report = await indexed.index.verify(api.db, "b")
     assert report.extra == ["0000000000000#ghost"]
     assert await indexed.index.better_counts(board, entries) is None
@@ -369,7 +370,7 @@ async def test_a_periodic_board_leaves_nothing_in_the_index_after_it_expires(
     assert changes == [BoardCreated("daily", expires)]
     await indexed.index.apply(changes)
     state = f"rank:{indexed.index.namespace}:{{daily}}:state"
-    assert await indexed.index.redis.get(state) == b"ready"
+    assert await indexed.index.redis.get(state) == READY.encode()
     assert await indexed.index.redis.expiretime(state) == expires
 
 

@@ -21,9 +21,9 @@ benchmark waits until the projector has read everything the stream holds. Larger
 written whole:
 the table gets the board item (``entryCount`` = N) and ``--probes`` players with their player,
 Score, entry guard and session items, while the index is loaded directly into Redis with the
-members, scores and meta fields it holds for all N entries (``rankindex/keys.py``), consistent
-with the probes' table items; then the board's state is set to ``ready``. Scores are uniform in
-0..N/10, so many players tie.
+members, scores and player records it holds for all N entries (``rankindex/keys.py``,
+``rankindex/players.py``), consistent with the probes' table items; then the board's state is
+set to ready. Scores are uniform in 0..N/10, so many players tie.
 
 **Rank latency.** ``query($p: ID!) { player(id: $p) { rank(leaderboardId: ...) { rank total
 percentile } } }`` over HTTP for random probe players, one request at a time: ``--requests``
@@ -37,8 +37,12 @@ of ZCOUNT (``INFO commandstats``) and the round trip of the index's own lookup
 (:meth:`RankIndex.ranks`) from this process.
 
 **Stream lag.** ``--lag-submissions`` submitScore mutations, each improving a probe's entry: the
-time from the mutation's response until the index's meta hash holds the entry's new version
+time from the mutation's response until the index's record of the player holds the new version
 (polled every 5 ms), and that the sorted set then holds the new score.
+
+**Before and after.** The rank latency and Redis's memory per entry are set beside those of
+the index's earlier format, read from the ``rank_index.json`` already in ``--out`` (its own
+numbers if it measured that format, else the ones it carried).
 
 It prints Markdown tables and writes ``rank_index.json`` and ``rank_index.md`` in ``--out``.
 """
@@ -46,12 +50,13 @@ It prints Markdown tables and writes ``rank_index.json`` and ``rank_index.md`` i
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench.rank_index.report import report, write_results
+from bench.rank_index.report import before_of, report, write_results
 from bench.rank_index.results import Options
 from bench.rank_index.run import run
 
@@ -127,10 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         count_max=args.count_max,
         lag_submissions=args.lag_submissions,
     )
+    previous = args.out / "rank_index.json"
+    before = before_of(json.loads(previous.read_text()) if previous.exists() else None)
     started = time.perf_counter()
     results, machine = run(args.entries, options, args.seed)
     total = time.perf_counter() - started
-    markdown = report(machine, options, results, total)
+    markdown = report(machine, options, results, total, before)
     print(markdown, flush=True)
     write_results(
         args.out,
@@ -139,5 +146,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         results=results,
         total_seconds=total,
         markdown=markdown,
+        before=before,
     )
     return 0

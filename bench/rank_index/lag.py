@@ -17,7 +17,7 @@ from bench.core.workload import GAMES
 from bench.rank_index.results import BoardData, LagResult
 from bench.rank_index.stack import API_KEY, Stack
 from dynamo.scores import rank_value
-from rankindex.keys import board_keys
+from rankindex.keys import board_keys, member, member_parts
 
 __all__ = [
     "LAG_TIMEOUT_SECONDS",
@@ -38,8 +38,8 @@ async def measure_lag(
     stack: Stack, http: aiohttp.ClientSession, board: BoardData, count: int, rng: random.Random
 ) -> LagResult:
     """submitScore mutations improving probes' entries, one at a time: how long after each
-    response the index holds the new entry."""
-    _, meta, _, _ = board_keys(stack.table, board.item.leaderboard_id)
+    response the index holds the new entry (the player's record at the new version, polled
+    through :meth:`RankIndex.record`: the layout, then the bucket)."""
     zset = board_keys(stack.table, board.item.leaderboard_id)[0]
     players = rng.sample(board.probes, min(count, len(board.probes)))
     top = max(1, board.entries // 10)
@@ -69,17 +69,17 @@ async def measure_lag(
         board.versions[player], board.scores[player] = version, score
         held: str | None = None
         while time.perf_counter() - answered < LAG_TIMEOUT_SECONDS:
-            raw = await stack.redis.hget(meta, player)
-            text = raw.decode() if isinstance(raw, bytes) else None
-            if text is not None and int(text.split("|", 1)[0]) >= version:
+            found = await stack.index.record(board.item.leaderboard_id, player)
+            if found is not None and found[0] >= version and found[1] is not None:
                 lags.append((time.perf_counter() - answered) * 1000)
-                held = text.split("|", 1)[1]
+                held = found[1]
                 break
             await asyncio.sleep(POLL_SECONDS)
         if held is None:
             timed_out += 1
             continue
-        indexed = await stack.redis.zscore(zset, held)
+        tie, _ = member_parts(held)
+        indexed = await stack.redis.zscore(zset, member(tie, player))
         expected = int(rank_value(score, board.item.score_width, board.item.sort_order))
         if indexed is not None and int(indexed) == expected:
             score_checked += 1

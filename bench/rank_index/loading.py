@@ -23,7 +23,8 @@ from dynamo.items import serialize
 from dynamo.leaderboards import LEADERBOARD, create_leaderboard
 from dynamo.plays import Play
 from dynamo.scores import rank_value, tie_value
-from rankindex.keys import board_keys, member
+from rankindex.keys import READY, board_keys
+from rankindex.players import entry_commands, layout_for
 
 __all__ = [
     "REDIS_CHUNK",
@@ -100,32 +101,47 @@ async def load_whole(stack: Stack, entries: int, rng: random.Random) -> Loaded:
 
 
 async def load_direct(stack: Stack, entries: int, probes: int, rng: random.Random) -> Loaded:
-    """The index loaded directly into Redis for every entry; the board item and the probes'
-    items in the table, consistent with it; then the board's state set to ready."""
+    """The index loaded directly into Redis for every entry, in its format (the sorted set and
+    the player buckets, laid out as a rebuild lays them out), in pipelines of
+    :data:`REDIS_CHUNK`; the board item and the probes' items in the table, consistent with
+    it; then the board's state set to ready."""
     board = new_board()
     width, order = board.score_width, board.sort_order
     top = max(1, entries // 10)
     now_ms = clock_ms()
     scores = [rng.randint(0, top) for _ in range(entries)]
-    attained = [
-        _EPOCH + timedelta(milliseconds=now_ms - rng.randrange(TIE_SPREAD_MS)) for _ in scores
-    ]
-    zset, meta, state, _ = board_keys(stack.table, board.leaderboard_id)
+    chosen = sorted(rng.sample(range(entries), min(probes, entries)))
+    probe_set = set(chosen)
+    attained: dict[int, datetime] = {}
+    zset, state, layout_key, _ = board_keys(stack.table, board.leaderboard_id)
+    layout = layout_for(entries, gen=1)
 
     started = time.perf_counter()
     for start in range(0, entries, REDIS_CHUNK):
-        part = range(start, min(entries, start + REDIS_CHUNK))
-        members = {i: member(tie_value(attained[i]), _player_id(i + 1)) for i in part}
+        rows = []
+        for i in range(start, min(entries, start + REDIS_CHUNK)):
+            at = _EPOCH + timedelta(milliseconds=now_ms - rng.randrange(TIE_SPREAD_MS))
+            if i in probe_set:
+                attained[i] = at
+            value = int(rank_value(scores[i], width, order))
+            rows.append((_player_id(i + 1), tie_value(at), value, 1))
+        members, buckets = entry_commands(stack.table, board.leaderboard_id, layout, rows)
         async with stack.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(zset, {members[i]: int(rank_value(scores[i], width, order)) for i in part})
-            pipe.hset(meta, mapping={_player_id(i + 1): f"1|{members[i]}" for i in part})
+            pipe.zadd(zset, members)
+            for key, records in buckets.items():
+                pipe.hset(key, mapping=records)  # type: ignore[arg-type]
             await pipe.execute()
+        if start and start % (REDIS_CHUNK * 100) == 0:
+            log(f"[{entries:,}] {start:,} entries in Redis")
+    await stack.redis.hset(
+        layout_key,
+        mapping={"gen": layout.gen, "level": layout.level, "split": 0, "players": entries},
+    )
     index_seconds = time.perf_counter() - started
     log(f"[{entries:,}] index loaded into Redis in {index_seconds:.1f} s; writing the table ...")
 
     started = time.perf_counter()
     await create_leaderboard(stack.db, board)
-    chosen = sorted(rng.sample(range(entries), min(probes, entries)))
     items: list[dict[str, Any]] = []
     for i in chosen:
         play = _play(_player_id(i + 1), board.leaderboard_id, scores[i], rng)
@@ -139,7 +155,7 @@ async def load_direct(stack: Stack, entries: int, probes: int, rng: random.Rando
         ExpressionAttributeValues=serialize({":count": entries}),
     )
     load_seconds = time.perf_counter() - started
-    await stack.redis.set(state, "ready")
+    await stack.redis.set(state, READY)
 
     probe_scores = {_player_id(i + 1): scores[i] for i in chosen}
     data = BoardData(

@@ -53,8 +53,8 @@ class RankLatency:
     """Requests that failed (COUNT only)."""
     raw_p50_ms: float = 0.0
     """The same calls sent from the benchmark's process without HTTP and GraphQL (index only,
-    see raw_rank): RankIndex.ranks, the heartbeat and one script (state, meta, ZSCORE, ZCOUNT,
-    ZCARD) in one round trip."""
+    see raw_rank): RankIndex.ranks, the heartbeat and one script (state, layout, the player's
+    bucket, ZSCORE, ZCOUNT, ZCARD) in one round trip."""
     raw_p99_ms: float = 0.0
     zcount_calls: int = 0
     """ZCOUNTs the Redis server ran during the measured requests and their raw counterparts
