@@ -1,4 +1,5 @@
-"""Opaque, signed pagination cursors wrapping a DynamoDB exclusive start key."""
+"""Opaque, signed pagination cursors wrapping a DynamoDB exclusive start key, and the cursors
+of a page's items, each signed only once it is read."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar, overload
 
 from dynamo.errors import ErrorCode, LeaderboardError, Subject
 
-__all__ = ["CursorCodec", "CursorShape"]
+__all__ = ["CursorCodec", "CursorShape", "LazyCursors", "picked"]
 
 _MAX_CURSOR = 1024
 _TAG_BYTES = 16
+
+S = TypeVar("S")
 
 
 def _b64encode(data: bytes) -> str:
@@ -87,3 +91,87 @@ class CursorCodec:
             if not isinstance(value, str) or not value.startswith(prefix):
                 raise invalid
         return start_key
+
+
+class _Cursors(Sequence[str]):
+    """A sequence of cursors equal to any sequence of the same strings (comparing them reads
+    every cursor of both)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+
+class LazyCursors(_Cursors, Generic[S]):
+    """The cursors of a page's items, one per source (a raw item), each signed by ``codec``
+    the first time it is read and remembered from then on: a page whose cursors no one reads
+    signs none of them. Each is ``codec.encode(start_key(source))``, the cursor an eager page
+    would hold."""
+
+    def __init__(
+        self,
+        codec: CursorCodec,
+        sources: Sequence[S],
+        start_key: Callable[[S], Mapping[str, str]],
+    ) -> None:
+        self._codec = codec
+        self._sources = sources
+        self._start_key = start_key
+        self._signed: list[str | None] = [None] * len(sources)
+
+    def __len__(self) -> int:
+        return len(self._signed)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        signed = self._signed[index]
+        if signed is None:
+            signed = self._codec.encode(self._start_key(self._sources[index]))
+            self._signed[index] = signed
+        return signed
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        signed = sum(cursor is not None for cursor in self._signed)
+        return f"LazyCursors({len(self)} cursors, {signed} signed)"
+
+
+class _Picked(_Cursors):
+    """The cursors at ``positions`` of ``cursors``, each read from it when it is read."""
+
+    def __init__(self, cursors: Sequence[str], positions: Sequence[int]) -> None:
+        self._cursors = cursors
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self._cursors[n] for n in self._positions[index]]
+        return self._cursors[self._positions[index]]
+
+    def __repr__(self) -> str:
+        return f"picked({self._cursors!r}, {list(self._positions)!r})"
+
+
+def picked(cursors: Sequence[str], positions: Sequence[int]) -> Sequence[str]:
+    """The cursors at ``positions`` of ``cursors``, in that order, read from ``cursors`` only
+    when they are read (lazy cursors stay unsigned until then)."""
+    return _Picked(cursors, positions)

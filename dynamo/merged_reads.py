@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from dynamo.cursors import CursorShape
+from dynamo.cursors import CursorShape, LazyCursors
 from dynamo.db import Db
 from dynamo.items import M, parse
 from dynamo.reads import Page, count, query_run
@@ -231,7 +231,7 @@ async def merged_page(
     shown, has_next = await merge.take(first, lookahead=True)
     return Page(
         items=[parse(model, raw) for raw in shown],
-        cursors=[db.cursors.encode({**bound, "sk": _sk(raw)}) for raw in shown],
+        cursors=LazyCursors(db.cursors, shown, lambda raw: {**bound, "sk": _sk(raw)}),
         has_next=has_next,
     )
 

@@ -12,7 +12,7 @@ from typing import Any, Generic
 
 from botocore.exceptions import ClientError
 
-from dynamo.cursors import CursorShape
+from dynamo.cursors import CursorShape, LazyCursors, picked
 from dynamo.db import Db
 from dynamo.items import M, key, parse, serialize
 from dynamo.keys import INDEX_ATTRIBUTES, Entity
@@ -41,7 +41,9 @@ class Page(Generic[M]):
     """One page of a query: the items, one opaque cursor per item, and whether more follow."""
 
     items: list[M]
-    cursors: list[str]
+    cursors: Sequence[str]
+    """One per item, in order: a page read from the table holds :class:`LazyCursors`, which
+    sign each cursor only when it is read."""
     has_next: bool
     resume_after: str | None = None
     """Where the next page begins, when items read for this page were left out of it."""
@@ -54,12 +56,17 @@ class Page(Generic[M]):
 
     def keeping(self, keep: Sequence[bool]) -> Page[M]:
         """The page with only the items whose ``keep`` is true; the next page still begins
-        after the last item read."""
+        after the last item read. Raises ValueError unless ``keep`` has one flag per item."""
         if all(keep):
             return self
-        kept = [(i, c) for i, c, k in zip(self.items, self.cursors, keep, strict=True) if k]
+        if not len(self.items) == len(self.cursors) == len(keep):
+            raise ValueError("a page keeps its items by one flag per item")
+        positions = [n for n, k in enumerate(keep) if k]
         return Page(
-            [i for i, _ in kept], [c for _, c in kept], self.has_next, resume_after=self.end_cursor
+            [self.items[n] for n in positions],
+            picked(self.cursors, positions),
+            self.has_next,
+            resume_after=self.end_cursor,
         )
 
 
@@ -258,11 +265,10 @@ async def query_page(
         consistent=consistent,
     )
     shown = raw_items[:first]
+    attributes = cursor_shape.attributes
     return Page(
         items=[parse(model, raw) for raw in shown],
-        cursors=[
-            db.cursors.encode({k: raw[k]["S"] for k in cursor_shape.attributes}) for raw in shown
-        ],
+        cursors=LazyCursors(db.cursors, shown, lambda raw: {k: raw[k]["S"] for k in attributes}),
         has_next=len(raw_items) > first,
     )
 

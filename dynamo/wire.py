@@ -6,8 +6,10 @@ walks its model for every value, trying each of the ten members an attribute val
 that walk is most of the CPU a large page costs (about 3 ms for 100 items). :class:`WireParser`
 is botocore's parser for the JSON protocol, except that attribute values are taken as they come:
 only binary values (``B``, ``BS``) are decoded from base64, as botocore decodes them, and nested
-lists and maps are walked for those. Everything else (errors, metadata, every other shape) is
-botocore's own. Both DynamoDB and DynamoDB Streams speak this protocol with this shape.
+lists and maps are walked for those. An item whose attribute values are all of the types taken
+as they come (most items) is returned as it was decoded, not rebuilt. Everything else (errors,
+metadata, every other shape) is botocore's own. Both DynamoDB and DynamoDB Streams speak this
+protocol with this shape.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from typing import Any
 from aiobotocore.parsers import AioJSONParser, AioResponseParserFactory
 from botocore.model import Shape
 
-__all__ = ["ATTRIBUTE_VALUE", "WireParser", "WireParserFactory", "attribute_value"]
+__all__ = [
+    "ATTRIBUTE_VALUE",
+    "WireParser",
+    "WireParserFactory",
+    "attribute_map",
+    "attribute_value",
+]
 
 ATTRIBUTE_VALUE = "AttributeValue"
 """The name of the attribute value's shape in both services' models."""
@@ -44,6 +52,20 @@ def attribute_value(value: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(f"an attribute value of an unknown type: {tag}")
 
 
+_taken_as_it_comes = _AS_THEY_COME.issuperset
+"""Whether an attribute value's members (its one tag) are all of the types taken as they come."""
+
+
+def attribute_map(value: dict[str, Any]) -> dict[str, Any]:
+    """A map of attribute values (an item) as botocore returns it: ``value`` itself when every
+    member is of a type taken as it comes, else a new map of each member's
+    :func:`attribute_value`."""
+    for member in value.values():
+        if type(member) is not dict or len(member) != 1 or not _taken_as_it_comes(member):
+            return {name: attribute_value(member) for name, member in value.items()}
+    return value
+
+
 _BOTOCORE: Any = AioJSONParser
 """botocore's own parser, whose walk the type stubs do not declare."""
 
@@ -63,7 +85,7 @@ class WireParser(AioJSONParser):
     def _handle_map(self, shape: Any, value: Any) -> Any:
         if shape.value.name == ATTRIBUTE_VALUE and isinstance(value, dict):
             try:
-                return {name: attribute_value(member) for name, member in value.items()}
+                return attribute_map(value)
             except ValueError:
                 pass
         return _BOTOCORE._handle_map(self, shape, value)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import strawberry
 
@@ -24,16 +24,36 @@ class PageInfo:
     has_previous_page: bool = strawberry.field(
         description="Always false: lists are paged forward from the start with first/after."
     )
-    start_cursor: str | None = strawberry.field(description="The cursor of the first item.")
-    end_cursor: str | None = strawberry.field(
+    page: strawberry.Private[Page[Any]]
+    """The page whose first and end cursors these are (signed when they are read)."""
+
+    @strawberry.field(description="The cursor of the first item.")
+    def start_cursor(self) -> str | None:
+        cursors = self.page.cursors
+        return cursors[0] if cursors else None
+
+    @strawberry.field(
         description="The cursor of the last item; pass it as `after` for the next page."
     )
+    def end_cursor(self) -> str | None:
+        return self.page.end_cursor
 
 
 @strawberry.type(description="An item of a list with its cursor.")
 class Edge(Generic[T]):
-    cursor: str = strawberry.field(description="Opaque position of this item in its list.")
-    node: T = strawberry.field(description="The item.")
+    item: strawberry.Private[T]
+    cursors: strawberry.Private[Sequence[str]]
+    """The cursors of the edge's page (signed when they are read)."""
+    index: strawberry.Private[int]
+    """The edge's place in its page."""
+
+    @strawberry.field(description="Opaque position of this item in its list.")
+    def cursor(self) -> str:
+        return self.cursors[self.index]
+
+    @strawberry.field(description="The item.")
+    def node(self) -> T:
+        return self.item
 
 
 @strawberry.type(description="A page of a list (GraphQL Cursor Connections).")
@@ -46,13 +66,11 @@ ItemT = TypeVar("ItemT", bound=Item)
 
 
 def connection(page: Page[ItemT], wrap: Callable[[ItemT], T]) -> Connection[T]:
-    edges = [Edge(cursor=c, node=wrap(i)) for i, c in zip(page.items, page.cursors, strict=True)]
+    """The page as a connection, each cursor read from the page only when it is."""
+    if len(page.cursors) != len(page.items):
+        raise ValueError("a page has one cursor per item")
+    edges = [Edge(item=wrap(i), cursors=page.cursors, index=n) for n, i in enumerate(page.items)]
     return Connection(
         edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=False,
-            start_cursor=page.cursors[0] if page.cursors else None,
-            end_cursor=page.end_cursor,
-        ),
+        page_info=PageInfo(has_next_page=page.has_next, has_previous_page=False, page=page),
     )
