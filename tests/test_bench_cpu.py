@@ -1,8 +1,10 @@
 """The CPU benchmark: its summary and report from known samples, a tiny run of every kind
-against real ``leaderboard serve`` processes, and a tiny profile of one kind."""
+against real ``leaderboard serve`` processes, a tiny run against a baseline checkout too, and
+a tiny profile of one kind."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from bench.cpu.cli import _parse
 from bench.cpu.kinds import CACHED, KIND_KEYS, UNCACHED, configurations_for, kinds
 from bench.cpu.measure import Sample
 from bench.cpu.report import cpu_markdown, targets, write_results
-from bench.cpu.results import CpuResult, summarize
+from bench.cpu.results import BaselineResult, CpuResult, summarize
 from bench.cpu.run import CpuOptions, profile, run
 
 MACHINE = {
@@ -24,6 +26,10 @@ MACHINE = {
 }
 SETUP = {"boards": {"bench": 120}}
 TABLE_HEAD = "| request | configuration | CPU / request | rounds: min - max | ratio to"
+BASELINE_HEAD = (
+    "| baseline CPU / request | baseline ratio | change (after / before) | wall p50 (client) |"
+)
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _sample(kind: str, number: int, cpu_ms: float, hits: int | None = None) -> Sample:
@@ -39,8 +45,17 @@ def _sample(kind: str, number: int, cpu_ms: float, hits: int | None = None) -> S
     )
 
 
-def _result(samples: list[Sample]) -> CpuResult:
+def _result(samples: list[Sample], before: list[Sample] | None = None) -> CpuResult:
     every = kinds(["player-000001"], 120, 1)
+    baseline = None
+    if before is not None:
+        baseline = BaselineResult(
+            path="/src/before",
+            commit="abc1234",
+            checkout_commit="def5678",
+            kinds=summarize(every, before),
+            samples=before,
+        )
     return CpuResult(
         machine=MACHINE,
         settings=CpuOptions().settings(),
@@ -49,6 +64,7 @@ def _result(samples: list[Sample]) -> CpuResult:
         samples=samples,
         load_average=(1.0, 2.0),
         total_seconds=1.0,
+        baseline=baseline,
     )
 
 
@@ -89,6 +105,42 @@ def test_each_kind_is_its_median_over_the_rounds_against_the_baseline_s() -> Non
     assert "| 1.2 | 1.50 ms | 199 / 200 |" in markdown
     assert "How it was measured:" in markdown
     assert "1.00 at the start, 2.00 at the end" in markdown
+
+
+def test_a_baseline_checkout_s_numbers_stand_beside_this_one_s(tmp_path: Path) -> None:
+    result = _result(
+        [_sample("typename", 1, 0.5), _sample("top100", 1, 3.0), _sample("rank", 1, 1.0)],
+        before=[_sample("typename", 1, 1.0), _sample("top100", 1, 6.0)],
+    )
+    markdown = write_results(tmp_path, result)
+    assert TABLE_HEAD in markdown
+    assert BASELINE_HEAD in markdown
+    assert "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|" in markdown
+    assert (
+        "| top 100, the same fields | no Redis, response cache off | 3.00 ms | 3.00 - 3.00"
+        " | 6.0 | 6.00 ms | 6.0 | 0.50x | 6.00 ms | - |" in markdown
+    )
+    # A kind the baseline has no sample of.
+    assert "| 2.0 | - | - | - | 2.00 ms | - |" in markdown
+    assert "- This checkout (after): commit def5678; the baseline (before): `/src/before`," in (
+        markdown
+    )
+    assert "this checkout's first in odd rounds" in markdown
+    document = json.loads((tmp_path / "cpu.json").read_text())
+    assert document["baseline"]["commit"] == "abc1234"
+    assert [k["key"] for k in document["baseline"]["kinds"]] == ["typename", "top100"]
+
+
+def test_without_a_baseline_checkout_the_report_has_no_baseline_columns(tmp_path: Path) -> None:
+    markdown = write_results(tmp_path, _result([_sample("typename", 1, 0.5)]))
+    assert "baseline" not in markdown
+    assert "|---|---|--:|--:|--:|--:|--:|" in markdown.splitlines()
+    assert "baseline" not in json.loads((tmp_path / "cpu.json").read_text())
+    with pytest.raises(SystemExit):
+        _parse(["--baseline", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        _parse(["--baseline", str(REPO), "--profile", "top100"])
+    assert _parse(["--baseline", str(REPO)]).baseline == REPO
 
 
 def test_without_the_baseline_there_is_no_ratio_and_no_verdict() -> None:
@@ -136,6 +188,32 @@ def test_a_tiny_run_measures_every_kind(tmp_path: Path) -> None:
         assert f"| {kind.name} | {kind.configuration} |" in markdown
     assert (tmp_path / "cpu.md").read_text() == markdown
     assert '"top100-hit"' in (tmp_path / "cpu.json").read_text()
+
+
+@pytest.mark.slow
+def test_a_tiny_run_against_a_baseline_checkout_measures_both(tmp_path: Path) -> None:
+    # The baseline is this repository itself: a checkout with its own .venv.
+    only = ("typename", "top20", "top100-hit")
+    options = CpuOptions(
+        entries=120, requests=40, warmup=5, rounds=2, out=tmp_path, only=only, baseline=REPO
+    )
+    result = run(options)
+    baseline = result.baseline
+    assert baseline is not None
+    assert baseline.path == str(REPO)
+    assert baseline.commit == baseline.checkout_commit != ""
+    assert [k.key for k in result.kinds] == [k.key for k in baseline.kinds] == list(only)
+    every = [*result.kinds, *baseline.kinds]
+    assert all(k.cpu_ms_per_request > 0 and k.requests == 80 for k in every)
+    assert all((k.ratio or 0.0) > 0 for k in every)
+    assert len(baseline.samples) == len(result.samples) == 2 * len(only)
+    assert all((k.cache_hits or 0) >= 78 for k in every if k.key == "top100-hit")
+    markdown = write_results(tmp_path, result)
+    assert BASELINE_HEAD in markdown
+    for kind in result.kinds:
+        assert f"| {kind.name} | {kind.configuration} |" in markdown
+    assert f"the baseline (before): `{REPO}`, commit {baseline.commit}" in markdown
+    assert json.loads((tmp_path / "cpu.json").read_text())["baseline"]["path"] == str(REPO)
 
 
 @pytest.mark.slow

@@ -34,6 +34,7 @@ __all__ = [
     "child_process",
     "dynamodb_local_pid",
     "leaderboard_command",
+    "rank_index_rebuild",
     "rank_indexer",
     "service_env",
     "service_process",
@@ -44,20 +45,28 @@ _STOP_TIMEOUT_SECONDS = 15.0
 _POLL_SECONDS = 0.1
 
 
-def leaderboard_command() -> list[str]:
+def leaderboard_command(checkout: Path | None = None) -> list[str]:
     """The ``leaderboard`` command of this environment (the console script beside this
-    interpreter, else the module)."""
+    interpreter, else the module); with ``checkout``, another checkout of this repository,
+    the console script of that checkout's own ``.venv`` (``make install`` there)."""
+    if checkout is not None:
+        return [str(checkout / ".venv" / "bin" / "leaderboard")]
     script = Path(sys.executable).with_name("leaderboard")
     if script.is_file():
         return [str(script)]
     return [sys.executable, "-m", "leaderboard.cli"]
 
 
-def service_env(*, table: str, redis_url: str | None) -> dict[str, str]:
+def service_env(
+    *, table: str, redis_url: str | None, checkout: Path | None = None
+) -> dict[str, str]:
     """The environment of the service's processes: this one's, plus DynamoDB Local's
     credentials and region, the table, the benchmark's API key and cursor secret, JSON logs,
-    and the rank index's Redis when there is one."""
+    and the rank index's Redis when there is one; for the command of another ``checkout``,
+    without PYTHONPATH, so that it imports that checkout's modules only."""
     env = dict(os.environ)
+    if checkout is not None:
+        env.pop("PYTHONPATH", None)
     for name in ("AWS_ENDPOINT_URL_DYNAMODB", "LEADERBOARD_REDIS_URL", "LEADERBOARD_DATA_DIR"):
         env.pop(name, None)
     env.update(
@@ -116,13 +125,20 @@ def child_process(
     env: Mapping[str, str],
     log_path: Path,
     *,
+    cwd: Path | None = None,
     stop_timeout: float = _STOP_TIMEOUT_SECONDS,
 ) -> Iterator[Any]:
-    """``command`` run with ``env``, its output appended to ``log_path``; terminated on
-    leaving (killed after ``stop_timeout`` seconds)."""
+    """``command`` run with ``env`` (in ``cwd``, by default this process's folder), its output
+    appended to ``log_path``; terminated on leaving (killed after ``stop_timeout``
+    seconds)."""
     with log_path.open("ab") as log:
         process = subprocess.Popen(
-            command, env=dict(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            command,
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         yield process
@@ -140,6 +156,7 @@ def service_process(
     environment: Mapping[str, str] | None = None,
     workers: int = 1,
     launcher: Sequence[str] | None = None,
+    checkout: Path | None = None,
 ) -> Iterator[ServiceProcess]:
     """Run ``leaderboard serve`` with ``workers`` worker processes on a loopback port of its own
     against ``table`` (which must exist) at ``endpoint_url``, with ``environment`` added to
@@ -148,11 +165,13 @@ def service_process(
     several workers, their metrics are pooled in a fresh folder under ``log_dir``, so that a
     scrape of ``/metrics`` reports them all. ``launcher``: the command that runs the
     ``leaderboard`` command line (by default :func:`leaderboard_command`), e.g. one that runs it
-    under a profiler."""
+    under a profiler. ``checkout``: another checkout of this repository, whose own code is run
+    instead: its ``leaderboard`` (unless ``launcher`` says otherwise), in its folder, without
+    PYTHONPATH."""
     with reserved_port("127.0.0.1") as port:  # the service's from here on: nobody else's
         log_path = log_dir / "service.log"
         command = [
-            *(launcher if launcher is not None else leaderboard_command()),
+            *(launcher if launcher is not None else leaderboard_command(checkout)),
             "serve",
             "--endpoint-url",
             endpoint_url,
@@ -166,12 +185,14 @@ def service_process(
             "--workers",
             str(workers),
         ]
-        env = service_env(table=table, redis_url=redis_url) | dict(environment or {})
+        env = service_env(table=table, redis_url=redis_url, checkout=checkout) | dict(
+            environment or {}
+        )
         if workers > 1:
             env[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="metrics-", dir=log_dir)
         base = f"http://127.0.0.1:{port}"
         ready: set[Any] = set()
-        with child_process(command, env, log_path) as process:
+        with child_process(command, env, log_path, cwd=checkout) as process:
             deadline = time.monotonic() + READY_TIMEOUT_SECONDS
             while True:
                 if process.poll() is not None:
@@ -196,18 +217,63 @@ def service_process(
 
 
 @contextmanager
-def rank_indexer(endpoint_url: str, *, table: str, redis_url: str, log_dir: Path) -> Iterator[int]:
-    """Run ``leaderboard rank-indexer`` (the stream projector) on ``table``; yield its pid."""
-    command = [*leaderboard_command(), "rank-indexer", "--endpoint-url", endpoint_url]
-    env = service_env(table=table, redis_url=redis_url)
-    with child_process(command, env, log_dir / "rank-indexer.log") as process:
+def rank_indexer(
+    endpoint_url: str,
+    *,
+    table: str,
+    redis_url: str,
+    log_dir: Path,
+    checkout: Path | None = None,
+) -> Iterator[int]:
+    """Run ``leaderboard rank-indexer`` (the stream projector) on ``table``, that of
+    ``checkout`` when given (as :func:`service_process` runs it); yield its pid."""
+    command = [*leaderboard_command(checkout), "rank-indexer", "--endpoint-url", endpoint_url]
+    env = service_env(table=table, redis_url=redis_url, checkout=checkout)
+    log_path = log_dir / "rank-indexer.log"
+    with child_process(command, env, log_path, cwd=checkout) as process:
         time.sleep(_POLL_SECONDS)
         if process.poll() is not None:
             raise RuntimeError(
                 f"leaderboard rank-indexer exited with {process.returncode}:\n"
-                f"{log_tail(log_dir / 'rank-indexer.log', 0)}"
+                f"{log_tail(log_path, 0)}"
             )
         yield int(process.pid)
+
+
+def rank_index_rebuild(
+    endpoint_url: str,
+    *,
+    table: str,
+    redis_url: str,
+    board: str,
+    log_dir: Path,
+    checkout: Path | None = None,
+) -> None:
+    """Run ``leaderboard rank-index rebuild --board BOARD`` on ``table`` to its end, that of
+    ``checkout`` when given (as :func:`service_process` runs it); RuntimeError when it
+    fails."""
+    command = [
+        *leaderboard_command(checkout),
+        *("rank-index", "rebuild", "--board", board, "--endpoint-url", endpoint_url),
+    ]
+    env = service_env(table=table, redis_url=redis_url, checkout=checkout)
+    log_path = log_dir / "rank-index-rebuild.log"
+    with log_path.open("ab") as log:
+        done = subprocess.run(
+            command,
+            env=env,
+            cwd=checkout,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=READY_TIMEOUT_SECONDS,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"leaderboard rank-index rebuild exited with {done.returncode}:\n"
+            + log_tail(log_path, 0)
+        )
 
 
 def dynamodb_local_pid() -> int | None:

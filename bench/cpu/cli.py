@@ -2,7 +2,7 @@
 ``{ __typename }``'s.
 
 ``python -m bench.cpu [--entries 1000] [--requests 500] [--warmup 50] [--rounds 3]
-[--kinds KEY ...] [--seed 7] [--out bench/results]``
+[--kinds KEY ...] [--seed 7] [--out bench/results] [--baseline PATH]``
 
 ``python -m bench.cpu --profile KEY [--requests 500] [--profile-stats FILE]``
 
@@ -18,6 +18,14 @@ median CPU per request over the rounds, its range, its ratio to ``{ __typename }
 (without the cache) of the same run, the client's wall-clock p50 and, with the cache, its
 hits. Prints the table and writes ``cpu.json`` and ``cpu.md`` to ``--out``.
 
+With ``--baseline PATH``, another checkout of this repository with its own ``.venv`` (``make
+install`` there), each configuration also gets a table of its own loaded alike and that
+checkout's ``PATH/.venv/bin/leaderboard serve`` on it (and, with the cache, its projector):
+every kind is sent to both services in the same rounds, one after the other, this
+checkout's first in odd rounds and the baseline's first in even ones; the report gives the
+baseline's median and ratio beside this checkout's, the change (after over before) and both
+commits.
+
 With ``--profile KEY``, only that kind is sent, to a service run under cProfile
 (:mod:`bench.cpu.profiled_serve`, its clock the process's CPU time), profiled over the
 measured requests alone; it prints the top functions by total and by cumulative time per
@@ -31,6 +39,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.core.processes import leaderboard_command
 from bench.cpu.kinds import KIND_KEYS
 from bench.cpu.report import write_results
 from bench.cpu.run import CpuOptions, profile, run
@@ -64,6 +73,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7, help="seed of every random choice")
     parser.add_argument("--out", type=Path, default=Path("bench/results"), help="output folder")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also measure the service of this other checkout (PATH/.venv/bin/leaderboard),"
+        " in the same rounds, and report the change from it",
+    )
+    parser.add_argument(
         "--profile",
         choices=KIND_KEYS,
         default=None,
@@ -78,6 +95,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--entries, --requests and --rounds must be positive, --warmup not negative")
     if args.profile_stats is not None and args.profile is None:
         parser.error("--profile-stats goes with --profile")
+    if args.baseline is not None:
+        if args.profile is not None:
+            parser.error("--baseline does not go with --profile")
+        script = Path(leaderboard_command(args.baseline.resolve())[0])
+        if not script.is_file():
+            parser.error(f"--baseline: no {script} (`make install` there makes it)")
     return args
 
 
@@ -93,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         out=args.out,
         only=tuple(args.kinds),
+        baseline=args.baseline,
     )
     if args.profile is not None:
         print(profile(options, args.profile, keep=args.profile_stats), flush=True)

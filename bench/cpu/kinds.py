@@ -16,10 +16,10 @@ from typing import Any
 from bench.core.workload import BOARD_ID, GAMES, Variables
 
 __all__ = [
-    "BASELINE",
     "CACHED",
     "CONFIGURATION_OF",
     "KIND_KEYS",
+    "REFERENCE",
     "UNCACHED",
     "Configuration",
     "Kind",
@@ -46,7 +46,7 @@ class Configuration:
 UNCACHED = Configuration("uncached", "no Redis, response cache off", cache=False)
 CACHED = Configuration("cached", "Redis, response cache on", cache=True)
 
-BASELINE = "typename"
+REFERENCE = "typename"
 """The kind every other is compared with: ``{ __typename }`` with the cache off."""
 
 

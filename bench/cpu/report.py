@@ -1,5 +1,6 @@
 """What a run writes: ``cpu.json`` (every sample and summary) and ``cpu.md`` (how it was
-measured, the table, and the verdict against the targets)."""
+measured, the table, and the verdict against the targets); with a baseline checkout, its
+numbers beside this checkout's and the change from them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from bench.core.report import machine_lines, save_results
-from bench.cpu.results import CpuResult, KindSummary
+from bench.cpu.results import BaselineResult, CpuResult, KindSummary
 
 __all__ = [
     "CACHE_HIT_TARGET_RATIO",
@@ -44,19 +45,59 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def _against(kind: KindSummary, baseline: BaselineResult) -> list[str]:
+    """The baseline's cells of ``kind``'s row: its CPU per request, its ratio and the change
+    (this checkout's CPU over the baseline's)."""
+    before = baseline.kind(kind.key)
+    if before is None:
+        return ["-", "-", "-"]
+    change = (
+        f"{kind.cpu_ms_per_request / before.cpu_ms_per_request:.2f}x"
+        if before.cpu_ms_per_request
+        else "-"
+    )
+    return [f"{before.cpu_ms_per_request:.2f} ms", _ratio(before.ratio), change]
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def cpu_table(result: CpuResult) -> list[str]:
     """One row per kind: the median CPU per request, its range over the rounds, its ratio to
-    ``{ __typename }``, the client's p50 and the cache's hits."""
-    lines = [
-        "| request | configuration | CPU / request | rounds: min - max | ratio to"
-        " `{ __typename }` | wall p50 (client) | cache hits / lookups |",
-        "|---|---|--:|--:|--:|--:|--:|",
+    ``{ __typename }`` (with a baseline, the baseline's median and ratio and the change from
+    it), the client's p50 and the cache's hits."""
+    baseline = result.baseline
+    against = (
+        []
+        if baseline is None
+        else ["baseline CPU / request", "baseline ratio", "change (after / before)"]
+    )
+    head = [
+        "request",
+        "configuration",
+        "CPU / request",
+        "rounds: min - max",
+        "ratio to `{ __typename }`",
+        *against,
+        "wall p50 (client)",
+        "cache hits / lookups",
     ]
+    lines = [_row(head), "|---|---|" + "--:|" * (len(head) - 2)]
     for kind in result.kinds:
         lines.append(
-            f"| {kind.name} | {kind.configuration} | {kind.cpu_ms_per_request:.2f} ms"
-            f" | {kind.cpu_ms_min:.2f} - {kind.cpu_ms_max:.2f} | {_ratio(kind.ratio)}"
-            f" | {kind.wall_p50_ms:.2f} ms | {_hits(kind)} |"
+            _row(
+                [
+                    kind.name,
+                    kind.configuration,
+                    f"{kind.cpu_ms_per_request:.2f} ms",
+                    f"{kind.cpu_ms_min:.2f} - {kind.cpu_ms_max:.2f}",
+                    _ratio(kind.ratio),
+                    *([] if baseline is None else _against(kind, baseline)),
+                    f"{kind.wall_p50_ms:.2f} ms",
+                    _hits(kind),
+                ]
+            )
         )
     return lines
 
@@ -102,7 +143,23 @@ def _method(result: CpuResult) -> str:
         " requests; an answer is kept at most 30 s, so a round may count a miss), and"
         " `{ __typename }` is a cache hit there too. The wall p50 is each round's median"
         " time at the client, the median over the rounds: information only, the client,"
-        " DynamoDB Local and Redis sharing the machine's cores."
+        " DynamoDB Local and Redis sharing the machine's cores." + _baseline_method(result.baseline)
+    )
+
+
+def _baseline_method(baseline: BaselineResult | None) -> str:
+    if baseline is None:
+        return ""
+    return (
+        " Each kind was also sent, in the same rounds, to the services of the baseline"
+        " checkout (its own `.venv`'s `leaderboard serve` and, with the cache, its own"
+        " `leaderboard rank-indexer` and rank-index rebuild), each configuration on a table"
+        " of its own in the same DynamoDB Local, loaded with the same players and scores:"
+        " every kind went to both services one after the other, this checkout's first in odd"
+        " rounds and the baseline's first in even ones, with the same requests, so that the"
+        " machine's load weighs on both alike. The baseline's columns are its medians and"
+        " ratios, measured the same way; the change is this checkout's median over the"
+        " baseline's (below 1: less CPU than the baseline)."
     )
 
 
@@ -110,6 +167,11 @@ def _setup_lines(result: CpuResult) -> list[str]:
     boards = ", ".join(f"{board} {count:,}" for board, count in result.setup["boards"].items())
     start, end = result.load_average
     lines = machine_lines(result.machine)
+    if result.baseline is not None:
+        lines.append(
+            f"- This checkout (after): commit {result.baseline.checkout_commit}; the baseline"
+            f" (before): `{result.baseline.path}`, commit {result.baseline.commit}"
+        )
     if "redis_server" in result.machine:
         lines.append(f"- Redis {result.machine['redis_server']} in memory, on the same machine")
     return [
@@ -148,5 +210,8 @@ def cpu_markdown(result: CpuResult) -> str:
 def write_results(out: Path, result: CpuResult) -> str:
     """Write ``cpu.json`` and ``cpu.md`` into ``out``; the Markdown."""
     markdown = cpu_markdown(result)
-    save_results(out, "cpu", asdict(result), markdown)
+    document = asdict(result)
+    if result.baseline is None:
+        del document["baseline"]
+    save_results(out, "cpu", document, markdown)
     return markdown

@@ -1,14 +1,17 @@
 """A run: the stack started and loaded, then every kind measured once a round for each round,
-the kinds' order turned by one each round; or one kind profiled."""
+the kinds' order turned by one each round (with a baseline checkout, each kind sent to both
+checkouts' services one after the other, which goes first alternating by round); or one kind
+profiled."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
@@ -18,8 +21,8 @@ from bench.core.report import log
 from bench.cpu.kinds import Kind, configurations_for, kinds
 from bench.cpu.measure import Sample, measure_kind, send
 from bench.cpu.profiling import profile_tables, profiled_service, switch_off, switch_on
-from bench.cpu.results import CpuResult, summarize
-from bench.cpu.stack import Stack, running_stack
+from bench.cpu.results import BaselineResult, CpuResult, summarize
+from bench.cpu.stack import Served, Stack, running_stack
 
 __all__ = ["CpuOptions", "profile", "run"]
 
@@ -28,7 +31,8 @@ __all__ = ["CpuOptions", "profile", "run"]
 class CpuOptions:
     """What a run measures: the board's size, the measured requests and the warm-up of each
     kind in each round, the rounds, the seed of every random choice, the output folder, and
-    the kinds measured (every kind unless given)."""
+    the kinds measured (every kind unless given), and the baseline checkout measured beside
+    this one, if any."""
 
     entries: int = 1_000
     requests: int = 500
@@ -38,6 +42,8 @@ class CpuOptions:
     out: Path = Path("bench/results")
     only: tuple[str, ...] = ()
     """Keys of the kinds to measure; empty for every kind."""
+    baseline: Path | None = None
+    """Another checkout of this repository with its own ``.venv`` (``make install`` there)."""
 
     def settings(self) -> dict[str, object]:
         return {
@@ -50,56 +56,119 @@ class CpuOptions:
         }
 
 
-def _kinds(stack: Stack, options: CpuOptions) -> list[Kind]:
-    players = next(iter(stack.served.values())).players
+def _kinds(served: Mapping[str, Served], options: CpuOptions) -> list[Kind]:
+    players = next(iter(served.values())).players
     found = kinds(players, options.entries, options.seed)
     return [k for k in found if (not options.only or k.key in options.only)]
 
 
-async def _rounds(stack: Stack, chosen: Sequence[Kind], options: CpuOptions) -> list[Sample]:
-    samples: list[Sample] = []
-    sent = dict.fromkeys((k.key for k in chosen), 0)
+@dataclass
+class _Side:
+    """One checkout's services, its kinds (each checkout its own, from the same seed: the
+    same requests in the same order), the requests sent of each kind, and the samples."""
+
+    label: str
+    served: Mapping[str, Served]
+    kinds: list[Kind]
+    sent: dict[str, int] = field(default_factory=dict)
+    samples: list[Sample] = field(default_factory=list)
+
+    async def measure(
+        self, http: aiohttp.ClientSession, index: int, options: CpuOptions, number: int
+    ) -> None:
+        kind = self.kinds[index]
+        sample = await measure_kind(
+            http,
+            self.served[kind.configuration.key],
+            kind,
+            warmup=options.warmup,
+            requests=options.requests,
+            first=self.sent.get(kind.key, 0),
+            round_number=number,
+        )
+        self.sent[kind.key] = self.sent.get(kind.key, 0) + options.warmup + options.requests
+        hits = "" if sample.cache_hits is None else f", {sample.cache_hits} cache hits"
+        log(
+            f"[cpu] round {number}: {kind.key}{self.label}: {sample.cpu_ms_per_request:.2f} ms"
+            f" CPU per request, p50 {sample.wall_p50_ms:.2f} ms{hits}"
+        )
+        self.samples.append(sample)
+
+
+async def _rounds(sides: Sequence[_Side], options: CpuOptions) -> None:
+    """Every kind once a round, the order turned by one each round; each kind sent to every
+    side in turn, the sides' order reversed every other round."""
+    count = len(sides[0].kinds)
     async with aiohttp.ClientSession() as http:
         for number in range(1, options.rounds + 1):
-            turn = (number - 1) % len(chosen)
-            for kind in [*chosen[turn:], *chosen[:turn]]:
-                sample = await measure_kind(
-                    http,
-                    stack.served[kind.configuration.key],
-                    kind,
-                    warmup=options.warmup,
-                    requests=options.requests,
-                    first=sent[kind.key],
-                    round_number=number,
-                )
-                sent[kind.key] += options.warmup + options.requests
-                hits = "" if sample.cache_hits is None else f", {sample.cache_hits} cache hits"
-                log(
-                    f"[cpu] round {number}: {kind.key}: {sample.cpu_ms_per_request:.2f} ms CPU"
-                    f" per request, p50 {sample.wall_p50_ms:.2f} ms{hits}"
-                )
-                samples.append(sample)
-    return samples
+            turn = (number - 1) % count
+            order = sides if number % 2 else sides[::-1]
+            for index in [*range(turn, count), *range(turn)]:
+                for side in order:
+                    await side.measure(http, index, options, number)
+
+
+def _commit(checkout: Path) -> str:
+    """The short commit of ``checkout``'s HEAD, noting uncommitted changes to tracked files;
+    'unknown' when git cannot tell."""
+    git = ["git", "--no-optional-locks", "-C", str(checkout)]
+    try:
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+        changes = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if not head:
+        return "unknown"
+    return f"{head} with uncommitted changes" if changes else head
 
 
 def run(options: CpuOptions) -> CpuResult:
-    """Start and load the stack, measure every kind for every round, and return the
-    results."""
+    """Start and load the stack, measure every kind for every round (against the baseline's
+    services too, when there is one), and return the results."""
     started = time.perf_counter()
     load_start = os.getloadavg()[0]
+    baseline = options.baseline.resolve() if options.baseline is not None else None
     with running_stack(
-        configurations_for(options.only), entries=options.entries, seed_value=options.seed
+        configurations_for(options.only),
+        entries=options.entries,
+        seed_value=options.seed,
+        baseline=baseline,
     ) as stack:
-        chosen = _kinds(stack, options)
-        samples = asyncio.run(_rounds(stack, chosen, options))
+        sides = [_Side("", stack.served, _kinds(stack.served, options))]
+        if stack.baseline:
+            sides.append(_Side(" (baseline)", stack.baseline, _kinds(stack.baseline, options)))
+        asyncio.run(_rounds(sides, options))
+    this = sides[0]
+    before = None
+    if baseline is not None:
+        before = BaselineResult(
+            path=str(baseline),
+            commit=_commit(baseline),
+            checkout_commit=_commit(Path(__file__).resolve().parents[2]),
+            kinds=summarize(sides[1].kinds, sides[1].samples),
+            samples=sides[1].samples,
+        )
     return CpuResult(
         machine=stack.machine,
         settings=options.settings(),
         setup=stack.setup,
-        kinds=summarize(chosen, samples),
-        samples=samples,
+        kinds=summarize(this.kinds, this.samples),
+        samples=this.samples,
         load_average=(load_start, os.getloadavg()[0]),
         total_seconds=time.perf_counter() - started,
+        baseline=before,
     )
 
 
