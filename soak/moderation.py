@@ -166,15 +166,15 @@ class Moderation:
 
     async def remove_entered(self, rng: random.Random) -> None:
         """A scheduled removal, of an entry a recent play made, so that a run takes entries
-        off boards however few steps its clients take; when no play has entered one yet, it
-        is due again a second later."""
+        off boards however few steps its clients take; when no play has entered one yet, or
+        the entry picked is gone already, it is due again a second later."""
         picked = self._entered(rng)
-        if picked is None:
+        if picked is None or await self._remove(*picked) == "ENTRY_NOT_FOUND":
+            # The entry picked was gone already: its player banned or erased meanwhile.
             self._next_removal = time.monotonic() + 1.0
-            return
-        await self._remove(*picked)
 
-    async def _remove(self, player: str, board: str) -> None:
+    async def _remove(self, player: str, board: str) -> str | None:
+        """Send the removal; the code of its error, None when it took the entry."""
         expected = {"ENTRY_NOT_FOUND", BUSY}
         if player in self.ledger.erasing:
             expected.add("PLAYER_NOT_FOUND")
@@ -193,6 +193,7 @@ class Moderation:
             self.counts["removals"] += 1
         elif code == "ENTRY_NOT_FOUND":
             self.counts["removals of no entry"] += 1
+        return code
 
     def _entered(self, rng: random.Random) -> tuple[str, str] | None:
         """A (player, board) that a recent acknowledged play of one of the workload's players
