@@ -3,8 +3,8 @@ pydantic's validation builds from them, field by field, in the fields they were 
 every field's type, for items of every form: attributes missing or NULL, numbers whole or with
 a fraction, instants with ``Z``, an offset or none (or written otherwise), documents as JSON
 text or as maps, binary values, lists, attributes of a field's name or of another type. They
-are also the models the service built before the readers, whose instants a validator of every
-field put in UTC (rebuilt here as it was), and they refuse the items it refused."""
+are also the models of a reference base whose validator of every field puts instants in UTC,
+and the items it refuses are refused."""
 
 from __future__ import annotations
 
@@ -56,12 +56,12 @@ MODELS: list[type[Item]] = [
     RecordedEntry,
 ]
 
-EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-class _TodayItem(BaseModel):
-    """The base of the item models as it was before the readers: a validator of every field
-    putting instants in UTC."""
+class _ReferenceItem(BaseModel):
+    """The reference base of the item models: a validator of every field puts its instants
+    in UTC."""
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore"
@@ -76,17 +76,17 @@ class _TodayItem(BaseModel):
 
 
 @cache
-def _today(model: type[Item]) -> type[BaseModel]:
-    """``model``'s fields on the base the item models had before the readers."""
+def _reference(model: type[Item]) -> type[BaseModel]:
+    """``model``'s fields on the reference base."""
     fields: Any = {name: (info.annotation, info) for name, info in model.model_fields.items()}
-    return create_model(f"Today{model.__name__}", __base__=_TodayItem, **fields)
+    return create_model(f"Reference{model.__name__}", __base__=_ReferenceItem, **fields)
 
 
 def _shape(value: Any) -> Any:
     """A value as compared: its type and exact form throughout (an instant with its tzinfo's
     type, a number with its type and digits)."""
     if isinstance(value, BaseModel):
-        return (type(value).__name__.removeprefix("Today"), _fields(value))
+        return (type(value).__name__.removeprefix("Reference"), _fields(value))
     if isinstance(value, datetime):
         return ("datetime", value.isoformat(), type(value.tzinfo).__name__)
     if isinstance(value, list):
@@ -117,15 +117,15 @@ def _same_everywhere(model: type[Item], raw: dict[str, Any]) -> Any:
     """Parse ``raw`` every way; each must build the same model or refuse it alike."""
     parsed = _outcome(lambda: parse(model, raw))
     validated = _outcome(lambda: model.model_validate(deserialize(raw)))
-    today = _outcome(lambda: _today(model).model_validate(deserialize(raw)))
+    reference = _outcome(lambda: _reference(model).model_validate(deserialize(raw)))
     assert parsed == validated
-    if today == ("refused", "OverflowError"):
-        # An instant past the calendar once in UTC (year 1 with an offset east of UTC): it
-        # was refused as its field was validated; it now is once every field is valid, so
-        # another field's refusal may come first.
+    if reference == ("refused", "OverflowError"):
+        # An instant past the calendar once in UTC (year 1 with an offset east of UTC): the
+        # reference refuses it as its field is validated, the item models once every field
+        # is valid, so that another field's refusal may come first.
         assert parsed[0] == "refused"
     else:
-        assert parsed == today
+        assert parsed == reference
     direct = read_item(model, raw)
     if direct is not None:
         assert parsed == ("built", _shape(direct))
@@ -439,7 +439,7 @@ def test_numbers_whole_or_not_read_as_pydantic_reads_them(number: str) -> None:
     assert (outcome[0] == "refused") == (number == "1.5")
 
 
-def test_instants_given_to_a_model_are_kept_in_utc_as_before() -> None:
+def test_instants_given_to_a_model_are_kept_in_utc_as_by_the_reference() -> None:
     for at in (
         datetime(2026, 3, 4, 5, 6, 7),
         datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=-3))),
@@ -453,7 +453,7 @@ def test_instants_given_to_a_model_are_kept_in_utc_as_before() -> None:
         }
         built = ScoreItem(**fields)
         assert built.attained_at.tzinfo is UTC
-        assert _shape(built) == _shape(_today(ScoreItem)(**fields))
+        assert _shape(built) == _shape(_reference(ScoreItem)(**fields))
 
 
 def test_metadata_and_binary_values_read_alike() -> None:

@@ -1,5 +1,5 @@
-"""A page's cursors are signed when they are read, each once, and are the cursors a page
-signing them all at once held: through a page's kept items and its end cursor, through a
+"""A page's cursors are signed when they are read, each once, and are the cursors of a page
+signing them all at once: through a page's kept items and its end cursor, through a
 connection's edges and page info, and through GraphQL, where a page whose cursors no client
 selects signs none. Signings are counted on real codecs, which sign every cursor counted."""
 
