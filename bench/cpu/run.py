@@ -112,21 +112,16 @@ def _commit(checkout: Path) -> str:
     """The short commit of ``checkout``'s HEAD, noting uncommitted changes to tracked files;
     'unknown' when git cannot tell."""
     git = ["git", "--no-optional-locks", "-C", str(checkout)]
+
+    def output(*arguments: str) -> str:
+        run = subprocess.run(
+            [*git, *arguments], capture_output=True, text=True, check=True, timeout=30
+        )
+        return run.stdout.strip()
+
     try:
-        head = subprocess.run(
-            [*git, "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
-        changes = subprocess.run(
-            [*git, "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
+        head = output("rev-parse", "--short", "HEAD")
+        changes = output("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     if not head:

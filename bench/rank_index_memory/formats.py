@@ -80,8 +80,8 @@ def _load_before(
         pipe.zadd(ZSET_KEY, {members[i]: scores[i] for i in part})
         pipe.hset(meta, mapping={players[i]: b"1|" + members[i] for i in part})
         pipe.execute()
-    client.set(STATE.format(ns=BOARD, board=BOARD), "ready")
     state = STATE.format(ns=BOARD, board=BOARD)
+    client.set(state, "ready")
     return Loaded(Format("before", ZSET_KEY, [meta], [state]), members, players)
 
 
