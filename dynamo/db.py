@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynamo.cursors import CursorCodec
+from dynamo.direct import DirectReads
 from dynamo.locks import KeyedLocks
 from dynamo.table import Key
 
@@ -48,3 +49,25 @@ class Db:
     """Queues, within this process, the transactions of first entries that count in the same
     count shard of a board (dynamo/leaderboards.py): on DynamoDB two of them in flight at once
     would cancel one another for the conflict."""
+    direct: DirectReads | None = None
+    """Sends the reads (Query, GetItem, BatchGetItem) straight over HTTP (dynamo/direct.py);
+    without it they go through ``client``."""
+
+    async def query(self, **params: Any) -> dict[str, Any]:
+        """The answer of a Query with ``params``, as ``client.query`` returns it."""
+        if self.direct is not None:
+            return await self.direct.call("Query", params)
+        return dict(await self.client.query(**params))
+
+    async def get_item(self, **params: Any) -> dict[str, Any]:
+        """The answer of a GetItem with ``params``, as ``client.get_item`` returns it."""
+        if self.direct is not None:
+            return await self.direct.call("GetItem", params)
+        return dict(await self.client.get_item(**params))
+
+    async def batch_get_item(self, **params: Any) -> dict[str, Any]:
+        """The answer of a BatchGetItem with ``params``, as ``client.batch_get_item``
+        returns it."""
+        if self.direct is not None:
+            return await self.direct.call("BatchGetItem", params)
+        return dict(await self.client.batch_get_item(**params))

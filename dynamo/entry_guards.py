@@ -134,7 +134,7 @@ async def player_guards(
         start = ENTRY_GUARD.key_attributes(player_id=player_id, leaderboard_id=after_board)
         kwargs["ExclusiveStartKey"] = serialize(start)
     while True:
-        response = await db.client.query(**kwargs)
+        response = await db.query(**kwargs)
         yield [parse(EntryGuardItem, raw) for raw in response.get("Items", [])]
         last = response.get("LastEvaluatedKey")
         if not last:

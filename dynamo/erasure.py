@@ -221,7 +221,7 @@ async def _erase_partition(
     while True:
         if not _room_left():
             return False
-        response = await db.client.query(**kwargs)
+        response = await db.query(**kwargs)
         items = [deserialize(raw) for raw in response.get("Items", [])]
         standing = [EntryGuardItem.model_validate(i) for i in items if _standing_guard(i)]
         for start in range(0, len(standing), ENTRY_BATCH):
@@ -312,7 +312,7 @@ async def _unname_records(
     while True:
         if not _room_left():
             return False
-        response = await db.client.query(
+        response = await db.query(
             TableName=db.table,
             IndexName=GSI2,
             KeyConditionExpression=f"{gsi_pk} = :pk",
@@ -369,7 +369,7 @@ async def _search_log(
     while True:
         if not _room_left():
             return await _stop_search(db, player.player_id, searched)
-        response = await db.client.query(**kwargs)
+        response = await db.query(**kwargs)
         for raw in response.get("Items", []):
             record = deserialize(raw)
             if mentions.of(str(record.get("reason", "")), thorough=False) is not None:

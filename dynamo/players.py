@@ -113,7 +113,7 @@ async def get_player_by_email(db: Db, email: str, legacy: str | None = None) -> 
     """AP2: Query GSI1 on the normalised address, then on its legacy form when it differs
     and the first found no one."""
     for form in dict.fromkeys(f for f in (email, legacy) if f is not None):
-        response = await db.client.query(
+        response = await db.query(
             TableName=db.table,
             IndexName=GSI1,
             KeyConditionExpression="gsi1pk = :pk",

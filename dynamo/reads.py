@@ -81,7 +81,7 @@ async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) ->
         return {}
     if len(unique) == 1:
         pk, sk = unique[0]
-        got = await db.client.get_item(
+        got = await db.get_item(
             TableName=db.table, Key=key(pk, sk), ConsistentRead=consistent
         )
         return {unique[0]: got["Item"]} if "Item" in got else {}
@@ -124,7 +124,7 @@ async def _batch_get_chunk(db: Db, keys: Sequence[Key], consistent: bool) -> dic
         db.table: {"Keys": [key(pk, sk) for pk, sk in keys], "ConsistentRead": consistent}
     }
     for attempt in range(_UNPROCESSED_RETRIES + 1):
-        response = await db.client.batch_get_item(RequestItems=request)
+        response = await db.batch_get_item(RequestItems=request)
         for raw in response.get("Responses", {}).get(db.table, []):
             found[(raw["pk"]["S"], raw["sk"]["S"])] = raw
         request = response.get("UnprocessedKeys") or {}
@@ -200,7 +200,7 @@ async def query_run(
     last: dict[str, Any] | None = None
     while len(items) < limit:
         kwargs["Limit"] = limit - len(items)
-        response = await db.client.query(**kwargs)
+        response = await db.query(**kwargs)
         items.extend(response.get("Items", []))
         last = response.get("LastEvaluatedKey") or None
         if last is None:
@@ -320,8 +320,8 @@ async def count(
         kwargs["IndexName"] = index
     total = 0
     while True:
-        response = await db.client.query(**kwargs)
-        total += response["Count"]
+        response = await db.query(**kwargs)
+        total += int(response["Count"])
         last = response.get("LastEvaluatedKey")
         if not last:
             return total

@@ -242,7 +242,7 @@ async def top_scores_after(
 
 async def player_entry(db: Db, player_id: str, leaderboard_id: str) -> ScoreItem | None:
     """AP4: Query GSI1 for the player's entry on the board (its single Score item)."""
-    response = await db.client.query(
+    response = await db.query(
         TableName=db.table,
         IndexName=GSI1,
         KeyConditionExpression="gsi1pk = :pk AND gsi1sk = :sk",

@@ -15,14 +15,17 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import aioboto3
 from aiobotocore.config import AioConfig
+from aiobotocore.credentials import AioCredentials
 from aiobotocore.session import AioSession
 
 from dynamo.cursors import CursorCodec
 from dynamo.db import Db
+from dynamo.direct import DirectReads
 from dynamo.streams import TableStream
 from dynamo.wire import WireParserFactory
 from leaderboard.config import Settings
@@ -42,14 +45,28 @@ LOCAL_CREDENTIALS = ("local", "local")
 
 
 @functools.cache
+def _botocore() -> AioSession:
+    """The botocore session beneath :func:`_aws`: its clients read attribute values straight
+    from the wire (dynamo/wire.py), and it resolves the AWS credential chain."""
+    botocore_session = AioSession()
+    botocore_session.register_component("response_parser_factory", WireParserFactory())
+    return botocore_session
+
+
+@functools.cache
 def _aws() -> aioboto3.Session:
     """The process's one AWS session: every client is made from it, so that the service
     models it parses (DynamoDB's and the Streams' API, the endpoint rules) are parsed once per
-    process rather than once per client. Credentials and region are given per client. Its
-    clients read attribute values straight from the wire (dynamo/wire.py)."""
-    botocore_session = AioSession()
-    botocore_session.register_component("response_parser_factory", WireParserFactory())
-    return aioboto3.Session(botocore_session=botocore_session)
+    process rather than once per client. Credentials and region are given per client."""
+    return aioboto3.Session(botocore_session=_botocore())
+
+
+async def _credentials(given: tuple[str, str] | None) -> Any:
+    """The credentials a client made with ``given`` signs with: those, else the chain's (None
+    when the chain finds none)."""
+    if given is not None:
+        return AioCredentials(given[0], given[1])
+    return await _botocore().get_credentials()
 
 
 _LOCK = ".lock"
@@ -125,7 +142,18 @@ async def open_table(
         aws_access_key_id=credentials[0] if credentials else None,
         aws_secret_access_key=credentials[1] if credentials else None,
     ) as client:
-        yield Db(client=client, table=settings.table, cursors=CursorCodec(settings.cursor_secret))
+        signing = await _credentials(credentials)
+        direct = None if signing is None else DirectReads(client, signing)
+        try:
+            yield Db(
+                client=client,
+                table=settings.table,
+                cursors=CursorCodec(settings.cursor_secret),
+                direct=direct,
+            )
+        finally:
+            if direct is not None:
+                await direct.close()
 
 
 def streams_endpoint(endpoint_url: str | None) -> str | None:
