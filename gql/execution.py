@@ -11,8 +11,8 @@ is plain:
 
 - ``__typename``, an attribute (a field without a resolver), a resolver taking only
   ``self``, or a field with a plain getter (:mod:`gql.plain`), none of them with arguments;
-- of a leaf type (coerced by the type, as graphql-core does) or of an object type that is
-  itself completed so, nullable or not.
+- of a leaf type (coerced by the type, as graphql-core does), of an object type that is
+  itself completed so, or a list of either (a Python list or tuple), nullable or not.
 
 Fields are collected by graphql-core (fragments, ``@skip`` and ``@include``, aliases, merged
 selections), once per selection and type, as graphql-core memoises them. Whenever a value is
@@ -40,6 +40,7 @@ from graphql import (
     Undefined,
     get_nullable_type,
     is_leaf_type,
+    is_list_type,
     is_non_null_type,
     is_object_type,
 )
@@ -63,8 +64,12 @@ class _Plain:
     """The field's value on a source object (given the request's context), or UNSETTLED."""
     nullable: bool
     leaf: GraphQLLeafType | None
-    """The leaf type that coerces the value; None for an object type."""
+    """The leaf type that coerces the value (of a list: of each member); None for an object
+    type."""
     object_type: GraphQLObjectType | None
+    members_nullable: bool | None = None
+    """For a list of leaves or objects, whether a member may be null; None for a field that
+    is not a list."""
 
 
 _FIELDS: dict[tuple[GraphQLObjectType, str], _Plain | None] = {}
@@ -117,11 +122,16 @@ def _plain_field(parent: GraphQLObjectType, name: str, field: GraphQLField) -> _
         return None
     nullable = not is_non_null_type(field.type)
     named: GraphQLOutputType = get_nullable_type(field.type)  # type: ignore[assignment]
+    members_nullable = None
+    if is_list_type(named):
+        member = named.of_type
+        members_nullable = not is_non_null_type(member)
+        named = get_nullable_type(member)
     if is_leaf_type(named):
-        return _Plain(read, nullable, named, None)
+        return _Plain(read, nullable, named, None, members_nullable)
     if is_object_type(named):
-        return _Plain(read, nullable, None, named)
-    return None  # lists, interfaces and unions
+        return _Plain(read, nullable, None, named, members_nullable)
+    return None  # lists of lists, interfaces and unions
 
 
 def _plain(parent: GraphQLObjectType, name: str) -> _Plain | None:
@@ -218,17 +228,45 @@ class PlainExecutionContext(StrawberryGraphQLCoreExecutionContext):
                     if not plain.nullable:
                         return UNSETTLED
                     answer[response_name] = None
-                elif plain.leaf is not None:
-                    coerced = plain.leaf.coerce_output_value(value)
-                    if coerced is None or coerced is Undefined:
+                elif plain.members_nullable is None:
+                    completed = self._complete_member(plain, plain.nullable, details, info, value)
+                    if completed is UNSETTLED:
                         return UNSETTLED
-                    answer[response_name] = coerced
+                    answer[response_name] = completed
                 else:
-                    assert plain.object_type is not None
-                    inner = self._complete_plain(plain.object_type, details, info, value)
-                    if inner is UNSETTLED:
+                    # A list or tuple only: graphql-core takes any iterable, and reads it once.
+                    if type(value) is not list and type(value) is not tuple:
                         return UNSETTLED
-                    answer[response_name] = inner
+                    members = []
+                    for member in value:
+                        completed = self._complete_member(
+                            plain, plain.members_nullable, details, info, member
+                        )
+                        if completed is UNSETTLED:
+                            return UNSETTLED
+                        members.append(completed)
+                    answer[response_name] = members
         except Exception:  # graphql-core completes the object, raising the same error
             return UNSETTLED
         return answer
+
+    def _complete_member(
+        self,
+        plain: _Plain,
+        nullable: bool,
+        details: Any,
+        info: GraphQLResolveInfo[Any],
+        value: Any,
+    ) -> Any:
+        """One value of a plain field (the field's, or one member of its list): null, a
+        coerced leaf or a plainly completed object; UNSETTLED when graphql-core must complete
+        it."""
+        if value is None or value is Undefined:
+            return None if nullable else UNSETTLED
+        if plain.leaf is not None:
+            coerced = plain.leaf.coerce_output_value(value)
+            if coerced is None or coerced is Undefined:
+                return UNSETTLED
+            return coerced
+        assert plain.object_type is not None
+        return self._complete_plain(plain.object_type, details, info, value)

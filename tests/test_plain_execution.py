@@ -249,6 +249,13 @@ async def test_a_page_of_entries_holding_their_names_is_completed_plainly(api: A
     assert plain_calls == general_calls
     answer = json.loads(plain)["data"]["leaderboard"]["topScores"]
     assert [e["node"]["rank"] for e in answer["edges"]] == [1, 2, 3, 3, 3, 6, 7, 8, 9, 10, 10, 12]
-    # Every edge, entry, player and the page's info completed plainly: the two entries
-    # without a copy of their name too, their players read with the page.
-    assert CountingPlain.completed == {"ScoreEdge": 12, "Score": 12, "Player": 12, "PageInfo": 1}
+    # The connection with its list of edges, every edge, entry, player and the page's info
+    # completed plainly: the two entries without a copy of their name too, their players read
+    # with the page.
+    assert CountingPlain.completed == {
+        "ScoreConnection": 1,
+        "ScoreEdge": 12,
+        "Score": 12,
+        "Player": 12,
+        "PageInfo": 1,
+    }
