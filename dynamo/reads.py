@@ -81,9 +81,7 @@ async def batch_get(db: Db, keys: Sequence[Key], *, consistent: bool = False) ->
         return {}
     if len(unique) == 1:
         pk, sk = unique[0]
-        got = await db.get_item(
-            TableName=db.table, Key=key(pk, sk), ConsistentRead=consistent
-        )
+        got = await db.get_item(TableName=db.table, Key=key(pk, sk), ConsistentRead=consistent)
         return {unique[0]: got["Item"]} if "Item" in got else {}
     chunks = [unique[i : i + BATCH_GET_LIMIT] for i in range(0, len(unique), BATCH_GET_LIMIT)]
     found: dict[Key, Any] = {}
