@@ -4,17 +4,24 @@ codec, and the process's cache of immutable items and per-player queues."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dynamo.cursors import CursorCodec
-from dynamo.direct import DirectReads
 from dynamo.locks import KeyedLocks
 from dynamo.table import Key
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-__all__ = ["Db", "ImmutableItems"]
+__all__ = ["Db", "ImmutableItems", "Reads"]
+
+
+class Reads(Protocol):
+    """What sends the reads in place of the client (dynamo/direct.py's ``DirectReads``,
+    named by its shape so that this module, which the Lambda handler imports too, needs none
+    of the service's HTTP client)."""
+
+    async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class ImmutableItems:
@@ -49,7 +56,7 @@ class Db:
     """Queues, within this process, the transactions of first entries that count in the same
     count shard of a board (dynamo/leaderboards.py): on DynamoDB two of them in flight at once
     would cancel one another for the conflict."""
-    direct: DirectReads | None = None
+    direct: Reads | None = None
     """Sends the reads (Query, GetItem, BatchGetItem) straight over HTTP (dynamo/direct.py);
     without it they go through ``client``."""
 

@@ -9,14 +9,16 @@ fixed set of headers (the signing key kept for the day), and the answer read by
 dynamo/wire.py's attribute-value rules. That costs about a third of botocore's CPU.
 
 What the client's other users rely on still holds, because the call goes through the client's
-own event system at the points botocore would: ``before-call`` (where the call is counted,
-charged to its request's budget, and refused by an open circuit breaker), ``needs-retry``
-after each attempt (so botocore's standard retry policy, the client's attempt limit and its
-retry quota decide every retry and its backoff, exactly as for the client's own calls),
-``after-call`` and ``after-call-error``. Errors are raised as the client raises them: its
-modelled exception classes for DynamoDB's error answers, botocore's connection and timeout
-exceptions for the transport's failures. ``tests/test_direct_reads.py`` holds the answers,
-errors, retries and signatures equal to botocore's.
+own event system at the points botocore would: ``provide-client-params`` and
+``before-parameter-build`` (where a hook may still change the parameters), ``before-call``
+(where the call is counted, charged to its request's budget, and refused by an open circuit
+breaker), ``before-send`` before each attempt, ``needs-retry`` after each attempt (so
+botocore's standard retry policy, the client's attempt limit and its retry quota decide every
+retry and its backoff, exactly as for the client's own calls), ``after-call`` and
+``after-call-error``. Errors are raised as the client raises them: its modelled exception
+classes for DynamoDB's error answers, botocore's connection and timeout exceptions for the
+transport's failures. ``tests/test_direct_reads.py`` holds the answers, errors, retries and
+signatures equal to botocore's.
 """
 
 from __future__ import annotations
@@ -131,6 +133,16 @@ class SigV4:
             f"Signature={signature}"
         )
         return headers
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What a ``before-send`` hook is shown of an attempt (an answer it returns is not
+    taken: every attempt goes to DynamoDB)."""
+
+    url: str
+    body: bytes
+    method: str = "POST"
 
 
 @dataclass(frozen=True)
@@ -264,7 +276,7 @@ class DirectReads:
             frozen = await frozen
         return FrozenKeys(frozen.access_key, frozen.secret_key, frozen.token)
 
-    async def call(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         """The answer of ``operation`` (one of :data:`READS`) with ``params``, as the client's
         own method returns it; its error raised as the client raises it."""
         model = self._models[operation]
@@ -282,6 +294,20 @@ class DirectReads:
             "url": self._url,
             "method": "POST",
         }
+        given = dict(params)
+        provided = await events.emit(
+            f"provide-client-params.{self._service_id}.{operation}",
+            params=given,
+            model=model,
+            context=context,
+        )
+        params = next((r[1] for r in provided if r[1] is not None), given)
+        await events.emit(
+            f"before-parameter-build.{self._service_id}.{operation}",
+            params=params,
+            model=model,
+            context=context,
+        )
         _, early = await events.emit_until_response(
             f"before-call.{self._service_id}.{operation}",
             model=model,
@@ -320,12 +346,17 @@ class DirectReads:
         self, operation: str, model: Any, params: Mapping[str, Any], request_dict: dict[str, Any]
     ) -> tuple[_Answer, dict[str, Any]]:
         body = json.dumps(params, separators=(",", ":"), default=_base64).encode()
+        events: Any = self._client.meta.events
         attempts = 0
         while True:
             attempts += 1
             answer: _Answer | None = None
             parsed: dict[str, Any] | None = None
             caught: Exception | None = None
+            await events.emit(
+                f"before-send.{self._service_id}.{operation}",
+                request=_Request(self._url, body),
+            )
             try:
                 answer = await self._post(operation, body)
                 parsed = await self._parse(operation, model, answer, attempts)
@@ -337,7 +368,6 @@ class DirectReads:
                 HTTPClientError,
             ) as error:
                 caught = error
-            events: Any = self._client.meta.events
             responses = await events.emit(
                 f"needs-retry.{self._service_id}.{operation}",
                 response=None if answer is None else (answer, parsed),

@@ -74,7 +74,7 @@ def _config(attempts: int = ATTEMPTS) -> AioConfig:
 
 
 def _direct(db: Db) -> DirectReads:
-    assert db.direct is not None, "open_table builds DirectReads for given credentials"
+    assert isinstance(db.direct, DirectReads), "open_table builds DirectReads for given keys"
     return db.direct
 
 
