@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,6 +35,7 @@ from edge.http_cache import CachePolicy
 from edge.sockets import SocketLimits, Sockets
 from edge.throttle import Allowances
 from edge.view import LeaderboardView
+from leaderboard import loops
 from leaderboard.backend import open_stream, open_table
 from leaderboard.config import Limits, Settings
 from leaderboard.drain import add_drain
@@ -63,6 +65,8 @@ __all__ = [
     "create_app",
     "server_options",
 ]
+
+log = logging.getLogger("leaderboard")
 
 CALLS = web.AppKey("calls", CallCounter)
 BREAKER = web.AppKey("breaker", CircuitBreaker)
@@ -148,6 +152,7 @@ def create_app(
                 await prepare(db)
             yield
 
+    app.on_startup.append(_announce_loop)
     app.cleanup_ctx.append(dynamodb)
     if settings.peers_dir is not None:
         app.cleanup_ctx.append(_worker_peers(settings.peers_dir))
@@ -224,6 +229,10 @@ LINGERING_TIME = 1.0
 """Seconds spent reading and discarding the unread rest of a body that was refused (408, 413)
 before the connection is closed, so that the client reads the answer rather than a reset;
 aiohttp's default (10 s) would hold a slow client ten seconds more."""
+
+
+async def _announce_loop(_app: web.Application) -> None:
+    log.info("event loop: %s", loops.running())
 
 
 def server_options(limits: Limits) -> ServerOptions:

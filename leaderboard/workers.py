@@ -1,5 +1,6 @@
 """Several worker processes serving one port: gunicorn's master process with aiohttp's own
-worker class (``aiohttp.GunicornWebWorker``).
+worker class (``aiohttp.GunicornUVLoopWebWorker``, or ``aiohttp.GunicornWebWorker`` where
+uvloop is not installed: leaderboard/loops.py).
 
 The master binds the port, starts the workers, replaces one that dies and, on SIGTERM, stops
 listening and gives every worker the drain bound to finish: each worker stops accepting,
@@ -22,6 +23,7 @@ from aiohttp import web
 from gunicorn import glogging
 from gunicorn.app.base import BaseApplication
 
+from leaderboard import loops
 from leaderboard.app import server_options
 from leaderboard.config import Limits
 from leaderboard.drain import SOCKET_CLOSE_WAIT
@@ -82,7 +84,8 @@ class WorkerPool(BaseApplication):  # type: ignore[misc]
         self._options: dict[str, object] = {
             "bind": [bind_address(host, port)],
             "workers": workers,
-            "worker_class": "aiohttp.GunicornWebWorker",
+            # uvloop's policy where it is installed, set in each worker after the fork.
+            "worker_class": loops.WORKER_CLASSES[loops.available()],
             "graceful_timeout": math.ceil(
                 limits.shutdown_timeout + SOCKET_CLOSE_WAIT + CLEANUP_MARGIN
             ),

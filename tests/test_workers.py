@@ -311,6 +311,9 @@ async def test_workers_share_the_port_and_a_dead_one_is_replaced(
     messages = [entry["msg"] for entry in logged if entry["logger"] == "gunicorn.error"]
     [new] = replaced - workers
     assert f"Booting worker with pid: {new}" in messages
+    # Each worker, the replacement too, serves on uvloop's loop (aiohttp's uvloop worker).
+    loops = [e["msg"] for e in logged if e["msg"].startswith("event loop: ")]
+    assert loops == ["event loop: uvloop"] * 3, loops
     assert not [line for line in lines if line.startswith("[")]
 
 
