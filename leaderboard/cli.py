@@ -23,7 +23,7 @@ from dynamo.db import Db
 from dynamo.erasure import ERASED_REASON, ErasureProgress, count_player_items, erase_player
 from dynamo.errors import LeaderboardError
 from dynamo.table import create_table
-from leaderboard import close_commands, loops, rank_commands, webhooks
+from leaderboard import close_commands, heap, loops, rank_commands, webhooks
 from leaderboard.app import create_app, server_options
 from leaderboard.backend import Backend, open_backend, open_table
 from leaderboard.config import Settings, default_cache_dir
@@ -350,6 +350,7 @@ def _serve_one(
         announce()
 
     app.on_startup.append(on_startup)
+    heap.settle_on_startup(app)
     loops.use()
     web.run_app(app, host=args.host, port=args.port, print=None, **server_options(settings.limits))
     return 0

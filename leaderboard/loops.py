@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["STANDARD", "UVLOOP", "WORKER_CLASSES", "available", "running", "use"]
+__all__ = ["STANDARD", "UVLOOP", "WORKER_CLASSES", "available", "run", "running", "use"]
+
+T = TypeVar("T")
 
 UVLOOP = "uvloop"
 STANDARD = "asyncio"
@@ -45,3 +49,16 @@ def use() -> str:
 def running() -> str:
     """The name of the loop running this coroutine's task: :data:`UVLOOP` or :data:`STANDARD`."""
     return UVLOOP if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else STANDARD
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to its end on a new loop of :func:`available`'s kind (as ``asyncio.run``
+    does, on the loop ``leaderboard serve`` runs on): for a process that serves the
+    application itself, a benchmark's say."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if available() == UVLOOP:
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)

@@ -117,6 +117,7 @@ def test_serve_embedded_with_demo_data_graphiql_and_restart(tmp_path: Path) -> N
         )
     assert f"GraphiQL:  {base}/graphql" in output.read_text()
     assert output.read_text().count('"msg": "event loop: uvloop"') == 1, output.read_text()
+    assert output.read_text().count('"msg": "heap settled: ') == 1, output.read_text()
     assert "Ranks:     rank index at redis://127.0.0.1:" in output.read_text()
 
     # A restart on the same data folder keeps everything and loads no second set of demo data.

@@ -57,3 +57,7 @@ def test_the_workers_are_aiohttps_uvloop_workers() -> None:
 
 async def _running() -> str:
     return loops.running()
+
+
+def test_run_runs_a_coroutine_on_the_services_loop() -> None:
+    assert loops.run(_running()) == loops.UVLOOP

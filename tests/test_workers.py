@@ -314,6 +314,9 @@ async def test_workers_share_the_port_and_a_dead_one_is_replaced(
     # Each worker, the replacement too, serves on uvloop's loop (aiohttp's uvloop worker).
     loops = [e["msg"] for e in logged if e["msg"].startswith("event loop: ")]
     assert loops == ["event loop: uvloop"] * 3, loops
+    # ... and froze what its start made out of the collector's generations.
+    settled = [e["msg"] for e in logged if e["msg"].startswith("heap settled: ")]
+    assert len(settled) == 3, settled
     assert not [line for line in lines if line.startswith("[")]
 
 

@@ -44,7 +44,8 @@ def report(
         "",
         *machine_lines(machine),
         f"- Redis {machine['redis']} (EmbeddedRedis, in memory), on the same machine; one"
-        " process serves both app instances, runs the projector and drives the requests",
+        " process serves both app instances, runs the projector and drives the requests, on"
+        f" {machine.get('loop', 'asyncio')}'s event loop (as `leaderboard serve` runs)",
         f"- Query: `{RANK_QUERY % 'bench'}` over HTTP on loopback, one request at a time,"
         f" random probe players: {options.requests} measured requests to the index instance"
         f" after {options.warmup} unrecorded ones (each size starts a fresh, cold DynamoDB"

@@ -4,7 +4,6 @@ each with its own in-memory DynamoDB Local and redis-server."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 import time
@@ -22,6 +21,7 @@ from bench.rank_index.loading import load_direct, load_whole
 from bench.rank_index.measure import measure_count, measure_index, measure_named
 from bench.rank_index.results import Contract, LagResult, Options, RankLatency, SizeResult
 from bench.rank_index.stack import rank_stack
+from leaderboard import loops
 from leaderboard.config import default_cache_dir
 
 __all__ = ["bench_size", "run"]
@@ -128,6 +128,7 @@ def run(
         if not machine:
             machine = machine_info(local)
             machine["redis"] = redis_version(redis.url)
-        result = asyncio.run(bench_size(local.endpoint_url, redis.url, entries, options, rng))
+            machine["loop"] = loops.available()
+        result = loops.run(bench_size(local.endpoint_url, redis.url, entries, options, rng))
         results.append(result)
     return results, machine
