@@ -274,12 +274,14 @@ def _serve(args: argparse.Namespace, settings: Settings, backend: Backend, cache
     assets = graphiql_assets(cache)
 
     def build(served: Settings) -> web.Application:
-        return create_app(
+        # The one process's application, or each worker's (built after the fork).
+        app = create_app(
             served,
             graphiql_assets=assets,
             credentials=backend.credentials,
             project_ranks=backend.embedded,
         )
+        return heap.settle_on_startup(app)
 
     def announce() -> None:
         print(banner, flush=True)
@@ -350,7 +352,6 @@ def _serve_one(
         announce()
 
     app.on_startup.append(on_startup)
-    heap.settle_on_startup(app)
     loops.use()
     web.run_app(app, host=args.host, port=args.port, print=None, **server_options(settings.limits))
     return 0

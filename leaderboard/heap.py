@@ -34,8 +34,8 @@ def settle() -> int:
 
 
 def settle_on_startup(app: web.Application) -> web.Application:
-    """``app``, its heap settled once everything else of its start has run (the hook goes
-    last of the application's startup hooks: add it after the others)."""
+    """``app``, with a startup hook that settles the heap after the hooks it has already (its
+    cleanup contexts, which make the clients, run before any): add it to the built app."""
 
     async def settled(_app: web.Application) -> None:
         log.info("heap settled: %d objects frozen out of the collector's generations", settle())

@@ -12,8 +12,8 @@ sets it after it is forked (aiohttp's uvloop worker for gunicorn).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
+from types import ModuleType
 from typing import Any, TypeVar
 
 __all__ = ["STANDARD", "UVLOOP", "WORKER_CLASSES", "available", "run", "running", "use"]
@@ -30,20 +30,27 @@ WORKER_CLASSES = {
 """gunicorn's worker class of each loop: aiohttp's worker, with or without uvloop's policy."""
 
 
+def _uvloop() -> ModuleType | None:
+    """uvloop, where it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop
+
+
 def available() -> str:
     """The loop the service runs on here: :data:`UVLOOP` when uvloop is installed, else
     :data:`STANDARD`."""
-    return UVLOOP if importlib.util.find_spec("uvloop") is not None else STANDARD
+    return UVLOOP if _uvloop() is not None else STANDARD
 
 
 def use() -> str:
     """Make the loops this process creates from now on :func:`available`'s; its name."""
-    loop = available()
-    if loop == UVLOOP:
-        import uvloop
-
+    uvloop = _uvloop()
+    if uvloop is not None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    return loop
+    return available()
 
 
 def running() -> str:
@@ -55,10 +62,6 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` to its end on a new loop of :func:`available`'s kind (as ``asyncio.run``
     does, on the loop ``leaderboard serve`` runs on): for a process that serves the
     application itself, a benchmark's say."""
-    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
-    if available() == UVLOOP:
-        import uvloop
-
-        factory = uvloop.new_event_loop
-    with asyncio.Runner(loop_factory=factory) as runner:
+    uvloop = _uvloop()
+    with asyncio.Runner(loop_factory=None if uvloop is None else uvloop.new_event_loop) as runner:
         return runner.run(main)

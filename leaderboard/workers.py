@@ -23,7 +23,7 @@ from aiohttp import web
 from gunicorn import glogging
 from gunicorn.app.base import BaseApplication
 
-from leaderboard import heap, loops
+from leaderboard import loops
 from leaderboard.app import server_options
 from leaderboard.config import Limits
 from leaderboard.drain import SOCKET_CLOSE_WAIT
@@ -109,8 +109,7 @@ class WorkerPool(BaseApplication):  # type: ignore[misc]
         build, limits = self._build, self._limits
 
         async def runner() -> web.AppRunner:
-            app = heap.settle_on_startup(build())
-            return web.AppRunner(app, access_log=None, **server_options(limits))
+            return web.AppRunner(build(), access_log=None, **server_options(limits))
 
         return runner
 
