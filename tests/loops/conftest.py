@@ -1,0 +1,16 @@
+"""The tests here run on both event loops a process of the service may serve on: the
+standard library's, and uvloop's (which ``leaderboard serve`` uses where it is installed)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+import pytest
+import uvloop
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
