@@ -55,7 +55,7 @@ class Subscription:
             async for top in live.watch_top(info.context, board_id, first):
                 yield LeaderboardTop(
                     leaderboard_id=leaderboard_id,
-                    entries=_ranked(info, board_id, top),
+                    entries=await _ranked(info, board_id, top),
                     leaderboard=Leaderboard(item=top.board),
                 )
         except LeaderboardError as error:
@@ -63,6 +63,13 @@ class Subscription:
             raise coded(error) from None
 
 
-def _ranked(info: Info[Context, None], board_id: str, top: Push) -> list[Score]:
+async def _ranked(info: Info[Context, None], board_id: str, top: Push) -> list[Score]:
+    """The push's entries, their ranks computed already: a run from the top is ranked from
+    its own scores, without a call, and with the ranks and the players' names at hand the
+    entries are completed plainly (gql/execution.py), without an awaitable. So a socket
+    closing mid-push cannot leave 100 entries' coroutines never awaited, as cancelling
+    graphql-core's execution between its creating them and their first step does."""
     window = WindowRanks(info.context, board_id, top.entries, from_top=True, known=top.ranks)
+    if top.entries:
+        await window.compute()
     return [Score(item=item, window=window) for item in top.entries]

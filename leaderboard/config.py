@@ -287,6 +287,12 @@ VARIABLES = (
         "AWS_ENDPOINT_URL_DYNAMODB).",
         default="the SDK's endpoint for the region",
     ),
+    Variable(
+        "AWS_CA_BUNDLE",
+        meaning="A file of certificate authorities that TLS to an https endpoint is verified "
+        "against, read by the AWS SDK and by the service's own connections to DynamoDB.",
+        default="the bundle the AWS SDK ships",
+    ),
     Variable("AWS_REGION", "region"),
     Variable(
         "AWS_DEFAULT_REGION",

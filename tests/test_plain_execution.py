@@ -12,7 +12,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from graphql import GraphQLObjectType, GraphQLResolveInfo
+from graphql import ExecutionResult, GraphQLObjectType, GraphQLResolveInfo
 
 from dynamo.items import serialize
 from edge.schema import EXTENSIONS
@@ -259,3 +259,26 @@ async def test_a_page_of_entries_holding_their_names_is_completed_plainly(api: A
         "Player": 12,
         "PageInfo": 1,
     }
+
+
+async def test_a_push_of_the_top_is_completed_plainly_ranks_and_names_at_hand(api: Api) -> None:
+    """A subscription's push holds its entries' ranks and players already: its entries and
+    their players are completed plainly, so no coroutine of theirs is made that a socket
+    closing mid-push could leave unawaited."""
+    await _board(api)
+    query = """subscription { leaderboardChanged(leaderboardId: "b1", first: 12) {
+        entries { rank score player { id name } } } }"""
+    context = Context(db=api.db, clock=api.clock, caller=Caller(role=Role.GAME_SERVER))
+    CountingPlain.completed = {}
+    pushes = await PLAIN.subscribe(query, context_value=context)
+    assert not isinstance(pushes, ExecutionResult)
+    try:
+        push = await anext(pushes)
+    finally:
+        await pushes.aclose()
+    assert push.errors is None
+    assert push.data is not None
+    entries = push.data["leaderboardChanged"]["entries"]
+    assert [e["rank"] for e in entries] == [1, 2, 3, 3, 3, 6, 7, 8, 9, 10, 10, 12]
+    assert [e["player"]["id"] for e in entries[:2]] == ["p04", "p09"]
+    assert CountingPlain.completed == {"LeaderboardTop": 1, "Score": 12, "Player": 12}
