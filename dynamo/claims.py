@@ -122,7 +122,7 @@ async def _write(db: Db, claim: ClaimItem) -> bool | None:
         },
     ]
     try:
-        await db.client.transact_write_items(TransactItems=items)
+        await db.transact_write_items(TransactItems=items)
     except ClientError as error:
         if error.response["Error"]["Code"] != "TransactionCanceledException":
             raise

@@ -13,13 +13,13 @@ from dynamo.table import Key
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-__all__ = ["Db", "ImmutableItems", "Reads"]
+__all__ = ["Calls", "Db", "ImmutableItems"]
 
 
-class Reads(Protocol):
-    """What sends the reads in place of the client (dynamo/direct.py's ``DirectReads``,
-    named by its shape so that this module, which the Lambda handler imports too, needs none
-    of the service's HTTP client)."""
+class Calls(Protocol):
+    """What sends the reads and transactions in place of the client (dynamo/direct.py's
+    ``DirectCalls``, named by its shape so that this module, which the Lambda handler imports
+    too, needs none of the direct calls' transport)."""
 
     async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
@@ -56,9 +56,10 @@ class Db:
     """Queues, within this process, the transactions of first entries that count in the same
     count shard of a board (dynamo/leaderboards.py): on DynamoDB two of them in flight at once
     would cancel one another for the conflict."""
-    direct: Reads | None = None
-    """Sends the reads (Query, GetItem, BatchGetItem) straight over HTTP (dynamo/direct.py);
-    without it they go through ``client``."""
+    direct: Calls | None = None
+    """Sends the reads (Query, GetItem, BatchGetItem) and the transactions
+    (TransactWriteItems) straight over HTTP (dynamo/direct.py); without it they go through
+    ``client``."""
 
     async def query(self, **params: Any) -> dict[str, Any]:
         """The answer of a Query with ``params``, as ``client.query`` returns it."""
@@ -78,3 +79,11 @@ class Db:
         if self.direct is not None:
             return await self.direct.call("BatchGetItem", params)
         return dict(await self.client.batch_get_item(**params))
+
+    async def transact_write_items(self, **params: Any) -> dict[str, Any]:
+        """The answer of a TransactWriteItems with ``params``, as
+        ``client.transact_write_items`` returns it (its cancellation raised as the client's
+        ``TransactionCanceledException``)."""
+        if self.direct is not None:
+            return await self.direct.call("TransactWriteItems", params)
+        return dict(await self.client.transact_write_items(**params))

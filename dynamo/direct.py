@@ -1,25 +1,28 @@
-"""DynamoDB's reads sent straight over HTTP, beside the botocore client.
+"""DynamoDB's reads and transactions sent straight over HTTP, beside the botocore client.
 
-A read through botocore costs about 1 ms of CPU here whatever it reads: the request is built by
-walking the operation's model, its headers are kept in an ``email.message`` object, a dozen
-events are emitted, and the request is signed through that object. :class:`DirectReads` sends
-the three reads of a page (``Query``, ``GetItem``, ``BatchGetItem``) itself: the parameters,
-already in DynamoDB's JSON form, serialised as they are, a SigV4 signature computed over a
-fixed set of headers (the signing key kept for the day), and the answer read by
-dynamo/wire.py's attribute-value rules. The request goes over dynamo/transport.py's kept
+A call through botocore costs about 1 ms of CPU here whatever it carries: the request is built
+by walking the operation's model, its headers are kept in an ``email.message`` object, a dozen
+events are emitted, and the request is signed through that object. :class:`DirectCalls` sends
+the three reads of a page (``Query``, ``GetItem``, ``BatchGetItem``) and the transactions
+every play, registration and moderation writes with (``TransactWriteItems``) itself: the
+parameters, already in DynamoDB's JSON form, serialised as they are, a SigV4 signature
+computed over a fixed set of headers (the signing key kept for the day), and the answer read
+by dynamo/wire.py's attribute-value rules. The request goes over dynamo/transport.py's kept
 connections (at most the client's ``max_pool_connections``, its connect and read timeouts)
-rather than a general HTTP client's. A read costs about a quarter of botocore's CPU.
+rather than a general HTTP client's. A call costs about a quarter of botocore's CPU.
 
 What the client's other users rely on still holds, because the call goes through the client's
 own event system at the points botocore would: ``provide-client-params`` and
-``before-parameter-build`` (where a hook may still change the parameters), ``before-call``
+``before-parameter-build`` (where a hook may still change the parameters, and where botocore
+fills in a transaction's ``ClientRequestToken`` when none is given, so that each retry of it
+carries the same token and DynamoDB applies it at most once), ``before-call``
 (where the call is counted, charged to its request's budget, and refused by an open circuit
 breaker), ``before-send`` before each attempt, ``needs-retry`` after each attempt (so
 botocore's standard retry policy, the client's attempt limit and its retry quota decide every
 retry and its backoff, exactly as for the client's own calls), ``after-call`` and
 ``after-call-error``. Errors are raised as the client raises them: its modelled exception
 classes for DynamoDB's error answers, botocore's connection and timeout exceptions for the
-transport's failures. ``tests/test_direct_reads.py`` holds the answers, errors, retries and
+transport's failures. ``tests/test_direct_calls.py`` holds the answers, errors, retries and
 signatures equal to botocore's.
 """
 
@@ -39,7 +42,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from aiobotocore.parsers import AioJSONParser
 from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -51,15 +53,28 @@ from botocore.exceptions import (
 from botocore.httpsession import get_cert_path
 
 from dynamo.transport import Transport
-from dynamo.wire import attribute_map
+from dynamo.wire import WireParser, attribute_map
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-__all__ = ["READS", "DirectReads", "FrozenKeys", "SigV4", "may_hold_binary", "parse_answer"]
+__all__ = [
+    "OPERATIONS",
+    "READS",
+    "WRITES",
+    "DirectCalls",
+    "FrozenKeys",
+    "SigV4",
+    "may_hold_binary",
+    "parse_answer",
+]
 
 READS = ("Query", "GetItem", "BatchGetItem")
-"""The operations :class:`DirectReads` sends."""
+"""The reads :class:`DirectCalls` sends."""
+WRITES = ("TransactWriteItems",)
+"""The writes :class:`DirectCalls` sends."""
+OPERATIONS = READS + WRITES
+"""Every operation :class:`DirectCalls` sends."""
 
 _SERVICE = "dynamodb"
 _TARGET = "DynamoDB_20120810."
@@ -195,12 +210,41 @@ def _capacity(value: Any) -> Any:
     return value
 
 
+def _collections(metrics: dict[str, Any]) -> dict[str, Any]:
+    """ItemCollectionMetrics by table, their keys' binary values decoded."""
+    return {
+        table: [
+            {**m, "ItemCollectionKey": attribute_map(m["ItemCollectionKey"])}
+            if "ItemCollectionKey" in m
+            else m
+            for m in members
+        ]
+        for table, members in metrics.items()
+    }
+
+
+def _sizes(value: Any) -> Any:
+    """ItemCollectionMetrics with their size estimates as floats (doubles in the model)."""
+    return {
+        table: [
+            {**m, "SizeEstimateRangeGB": [float(n) for n in m["SizeEstimateRangeGB"]]}
+            if "SizeEstimateRangeGB" in m
+            else m
+            for m in members
+        ]
+        for table, members in value.items()
+    }
+
+
 def parse_answer(operation: str, body: dict[str, Any], *, binary: bool = True) -> dict[str, Any]:
-    """A successful answer of one of :data:`READS` as botocore's client (with
+    """A successful answer of one of :data:`OPERATIONS` as botocore's client (with
     dynamo/wire.py's parser) returns it, but for ``ResponseMetadata``. ``binary``: whether
     the answer may hold binary attribute values, to be decoded from base64; without any, its
     items are the decoded JSON itself."""
     parsed = dict(body)
+    if "ItemCollectionMetrics" in parsed:
+        metrics = _sizes(parsed["ItemCollectionMetrics"])
+        parsed["ItemCollectionMetrics"] = _collections(metrics) if binary else metrics
     if binary:
         if "Items" in parsed:
             parsed["Items"] = _items(parsed["Items"])
@@ -237,10 +281,10 @@ def _certificates() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=bundle)
 
 
-class DirectReads:
-    """Sends :data:`READS` for ``client`` over an HTTP session of its own (its pool and
-    timeouts the client's), signed with ``credentials`` (botocore's credentials, refreshed as
-    they refresh themselves)."""
+class DirectCalls:
+    """Sends :data:`OPERATIONS` for ``client`` over connections of its own (their number
+    and timeouts the client's), signed with ``credentials`` (botocore's credentials,
+    refreshed as they refresh themselves)."""
 
     def __init__(
         self,
@@ -267,13 +311,13 @@ class DirectReads:
         )
         self._user_agent = config.user_agent or "leaderboard"
         service = meta.service_model
-        self._models = {name: service.operation_model(name) for name in READS}
+        self._models = {name: service.operation_model(name) for name in OPERATIONS}
         self._service_id = service.service_id.hyphenize()
-        self._parser: Any = AioJSONParser()
+        self._parser: Any = WireParser()
 
     @property
     def transport(self) -> Transport:
-        """The connections the reads are sent over."""
+        """The connections the calls are sent over."""
         return self._transport
 
     async def close(self) -> None:
@@ -286,8 +330,8 @@ class DirectReads:
         return FrozenKeys(frozen.access_key, frozen.secret_key, frozen.token)
 
     async def call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The answer of ``operation`` (one of :data:`READS`) with ``params``, as the client's
-        own method returns it; its error raised as the client raises it."""
+        """The answer of ``operation`` (one of :data:`OPERATIONS`) with ``params``, as the
+        client's own method returns it; its error raised as the client raises it."""
         model = self._models[operation]
         events: Any = self._client.meta.events  # aiobotocore's emitter, awaited
         context: dict[str, Any] = {
@@ -403,8 +447,9 @@ class DirectReads:
         return _Answer(answer.status, answer.headers, answer.body)
 
     async def _error(self, model: Any, answer: _Answer) -> dict[str, Any]:
-        """An error answer read by botocore's own parser, with the members of the error's
-        modelled shape, as the client's endpoint reads one (errors are not the hot path)."""
+        """An error answer read by the client's own parser, with the members of the error's
+        modelled shape (a cancelled transaction's reasons, with the items that failed their
+        conditions), as the client's endpoint reads one (errors are not the hot path)."""
         response = {
             "status_code": answer.status_code,
             "headers": answer.headers,

@@ -171,9 +171,7 @@ async def _attempt(
     ]
     with watching(f"moderation action {action.action_id}") as write:
         try:
-            await db.client.transact_write_items(
-                TransactItems=items, ClientRequestToken=action.action_id
-            )
+            await db.transact_write_items(TransactItems=items, ClientRequestToken=action.action_id)
         except (BotoCoreError, ClientError) as error:
             if (
                 isinstance(error, ClientError)
@@ -348,7 +346,7 @@ async def transact(db: Db, items: list[Any], resume: str) -> bool:
     token = new_session_id()
     with watching(f"moderation step {token}") as write:
         try:
-            await db.client.transact_write_items(TransactItems=items, ClientRequestToken=token)
+            await db.transact_write_items(TransactItems=items, ClientRequestToken=token)
         except (BotoCoreError, ClientError) as error:
             if (
                 isinstance(error, ClientError)

@@ -26,6 +26,7 @@ from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError
 
 from dynamo.errors import LeaderboardError
 from dynamo.resilience import outcome_unknown, unavailable
+from dynamo.transport import NotConnected
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -142,8 +143,8 @@ def _may_be_applied(response: Any, error: BaseException | None) -> bool | None:
 
 
 def _never_sent(error: BaseException) -> bool:
-    if isinstance(error, ConnectTimeoutError):
-        return True
+    if isinstance(error, ConnectTimeoutError | NotConnected):
+        return True  # the direct calls' transport had no connection to send the request on
     # aiobotocore reports a connection reset mid-request as EndpointConnectionError too; only
     # a connection that was never established is sure to have carried nothing.
     return isinstance(error, EndpointConnectionError) and isinstance(

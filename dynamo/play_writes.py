@@ -246,7 +246,7 @@ async def _attempt(
             await queued.enter_async_context(db.counts.hold(shard))
         with watching(session_id) as write:
             try:
-                await db.client.transact_write_items(
+                await db.transact_write_items(
                     TransactItems=items, ClientRequestToken=f"{session_id}-{attempt}"
                 )
             except (BotoCoreError, ClientError, LeaderboardError) as error:

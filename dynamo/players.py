@@ -179,7 +179,7 @@ async def _write_player(
                 }
             }
         )
-    await db.client.transact_write_items(TransactItems=writes)
+    await db.transact_write_items(TransactItems=writes)
 
 
 def _raise_for_cancellation(error: ClientError, player: PlayerItem) -> None:

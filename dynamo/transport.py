@@ -19,8 +19,9 @@ the event loop's own transports and protocols:
   does;
 - a failure is raised as botocore's own exception for it, so that the client's retry policy
   judges it as it judges the client's own calls: :class:`ConnectTimeoutError`,
-  :class:`EndpointConnectionError`, :class:`SSLError` (a certificate that does not verify),
-  :class:`ReadTimeoutError`,
+  :class:`NotConnected` (an :class:`EndpointConnectionError`: no connection could be opened,
+  so nothing of the request was sent), :class:`SSLError` (a certificate that does not
+  verify), :class:`ReadTimeoutError`,
   :class:`ConnectionClosedError` (the connection closed before the whole answer came, or an
   answer that is not HTTP/1.x). A connection whose exchange failed, or was cancelled, is
   closed: it is never reused with an answer half read.
@@ -44,7 +45,7 @@ from botocore.exceptions import (
     SSLError,
 )
 
-__all__ = ["IDLE_TIMEOUT", "Answer", "Transport"]
+__all__ = ["IDLE_TIMEOUT", "Answer", "NotConnected", "Transport"]
 
 IDLE_TIMEOUT = 15.0
 """Seconds a connection is kept idle before it is closed rather than reused (an idle
@@ -52,6 +53,11 @@ connection may meanwhile have been closed by the other end)."""
 _HEAD_END = b"\r\n\r\n"
 _MAX_HEAD = 64 * 1024
 """Bytes an answer's head may take at most."""
+
+
+class NotConnected(EndpointConnectionError):
+    """No connection to the endpoint could be opened (refused, unreachable, no such host):
+    the request was not sent, so a write it carried was certainly not applied."""
 
 
 @dataclass(frozen=True)
@@ -327,7 +333,7 @@ class Transport:
         except ssl.SSLError as error:
             raise SSLError(endpoint_url=self.url, error=error) from error
         except OSError as error:
-            raise EndpointConnectionError(endpoint_url=self.url, error=error) from error
+            raise NotConnected(endpoint_url=self.url, error=error) from error
         self.opened += 1
         return connection
 

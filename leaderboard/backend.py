@@ -25,7 +25,7 @@ from aiobotocore.session import AioSession
 
 from dynamo.cursors import CursorCodec
 from dynamo.db import Db
-from dynamo.direct import DirectReads
+from dynamo.direct import DirectCalls
 from dynamo.streams import TableStream
 from dynamo.wire import WireParserFactory
 from leaderboard.config import Settings
@@ -143,7 +143,7 @@ async def open_table(
         aws_secret_access_key=credentials[1] if credentials else None,
     ) as client:
         signing = await _credentials(credentials)
-        direct = None if signing is None else DirectReads(client, signing)
+        direct = None if signing is None else DirectCalls(client, signing)
         try:
             yield Db(
                 client=client,

@@ -1,8 +1,8 @@
-"""dynamo/direct.py's reads are the botocore client's: the same signature, the same answers,
-the same errors, the same retries and the same hooks.
+"""dynamo/direct.py's reads and transactions are the botocore client's: the same signature,
+the same answers and writes, the same errors, the same retries and the same hooks.
 
-Each read is sent twice, once through the client's own method and once through
-:class:`DirectReads` on the same client, to the real DynamoDB Local (through the fault proxy
+Each call is sent twice, once through the client's own method and once through
+:class:`DirectCalls` on the same client, to the real DynamoDB Local (through the fault proxy
 when a fault is wanted), and the two outcomes are compared: the answers but for
 ``ResponseMetadata`` (of which the status and the retry counts are compared too), the errors
 by class, ``Error`` and the rest of their response, the attempts by what the proxy received.
@@ -34,9 +34,10 @@ from botocore.exceptions import (
 from botocore.retries.standard import ExponentialBackoff
 
 from dynamo.db import Db
-from dynamo.direct import DirectReads, FrozenKeys, SigV4
+from dynamo.direct import DirectCalls, FrozenKeys, SigV4
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.metrics import CallCounter
+from dynamo.outcomes import attach, watching
 from dynamo.resilience import CircuitBreaker
 from faultproxy import Fault, FaultProxy, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
@@ -73,8 +74,8 @@ def _config(attempts: int = ATTEMPTS) -> AioConfig:
     return AioConfig(retries={"mode": "standard", "total_max_attempts": attempts})
 
 
-def _direct(db: Db) -> DirectReads:
-    assert isinstance(db.direct, DirectReads), "open_table builds DirectReads for given keys"
+def _direct(db: Db) -> DirectCalls:
+    assert isinstance(db.direct, DirectCalls), "open_table builds DirectCalls for given keys"
     return db.direct
 
 
@@ -228,6 +229,7 @@ def _client_call(client: DynamoDBClient, operation: str, params: dict[str, Any])
         "Query": client.query,
         "GetItem": client.get_item,
         "BatchGetItem": client.batch_get_item,
+        "TransactWriteItems": client.transact_write_items,
     }
     method = methods[operation]
 
@@ -574,6 +576,158 @@ async def test_binary_parameters_are_sent_as_the_client_sends_them(items: Db) ->
     assert _without_metadata(got) == _without_metadata(expected)
 
 
+# --- 2b. transactions ------------------------------------------------------------------------
+
+
+def _written(pk: str, sk: str, n: int) -> dict[str, Any]:
+    item = _rich(pk, sk, n)
+    item["g"] = {"S": "written"}
+    return item
+
+
+def _puts(table: str, prefix: str) -> dict[str, Any]:
+    return {
+        "TransactItems": [
+            {"Put": {"TableName": table, "Item": _written(prefix, "a", 1)}},
+            {"Put": {"TableName": table, "Item": _written(prefix, "b", 2)}},
+        ],
+        "ReturnConsumedCapacity": "TOTAL",
+    }
+
+
+def _put_update_check(table: str, prefix: str) -> dict[str, Any]:
+    return {
+        "TransactItems": [
+            {"Put": {"TableName": table, "Item": _written(prefix, "a", 3)}},
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": {"pk": {"S": prefix}, "sk": {"S": "c"}},
+                    "UpdateExpression": "ADD n :one SET s = :s, b = :b",
+                    "ExpressionAttributeValues": {
+                        ":one": {"N": "1"},
+                        ":s": {"S": "updated ✓"},
+                        ":b": {"B": _binary(9)},
+                    },
+                }
+            },
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": _key(PLAIN[0]),
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+        ],
+        "ReturnConsumedCapacity": "INDEXES",
+        "ReturnItemCollectionMetrics": "SIZE",
+    }
+
+
+def _with_token(table: str, prefix: str) -> dict[str, Any]:
+    return {
+        "TransactItems": [{"Put": {"TableName": table, "Item": _written(prefix, "a", 4)}}],
+        "ClientRequestToken": f"token-{prefix}",
+    }
+
+
+TRANSACTIONS: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "puts": _puts,
+    "put-update-check-capacity": _put_update_check,
+    "with-token": _with_token,
+}
+"""Transactions writing under the partition ``prefix`` (and checking PLAIN's first item)."""
+
+
+async def _items_under(db: Db, prefix: str) -> list[dict[str, Any]]:
+    """The items of the partition ``prefix``, in key order, their ``pk`` left out."""
+    answer = await db.client.query(
+        TableName=db.table,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": prefix}},
+        ConsistentRead=True,
+    )
+    return [{k: v for k, v in item.items() if k != "pk"} for item in answer["Items"]]
+
+
+@pytest.mark.parametrize("name", TRANSACTIONS)
+async def test_transaction_answers_and_writes_are_the_clients(items: Db, name: str) -> None:
+    """The same transaction, under two partitions of names of one length (the same sizes,
+    so the same capacity): the same answer, and the same items written."""
+    make = TRANSACTIONS[name]
+    expected = await _client_call(items.client, "TransactWriteItems", make(items.table, "tx-c"))()
+    got = await _direct(items).call("TransactWriteItems", make(items.table, "tx-d"))
+    assert _without_metadata(got) == _without_metadata(expected)
+    assert _metadata(got) == _metadata(expected)
+    written = await _items_under(items, "tx-d")
+    assert written
+    assert _canonical(written) == _canonical(await _items_under(items, "tx-c"))
+
+
+async def test_a_cancelled_transaction_is_the_clients(items: Db) -> None:
+    """A condition that fails cancels the whole transaction: the client's exception, with
+    the same reasons (the item that failed it, binary values decoded), and nothing written."""
+
+    def cancelled(prefix: str) -> dict[str, Any]:
+        return {
+            "TransactItems": [
+                {"Put": {"TableName": items.table, "Item": _written(prefix, "a", 5)}},
+                {
+                    "ConditionCheck": {
+                        "TableName": items.table,
+                        "Key": _key(RICH[0]),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    }
+                },
+            ]
+        }
+
+    expected = await _failure(_client_call(items.client, "TransactWriteItems", cancelled("x-c")))
+    got = await _failure(_direct_call(items, "TransactWriteItems", cancelled("x-d")))
+    assert isinstance(expected, items.client.exceptions.TransactionCanceledException)
+    _assert_same_error(expected, got)
+    _assert_same_response(expected, got)
+    assert isinstance(got, ClientError)
+    reasons = got.response["CancellationReasons"]
+    assert [r["Code"] for r in reasons] == ["None", "ConditionalCheckFailed"]
+    assert _canonical(reasons[1]["Item"]) == _canonical(RICH[0])
+    assert await _items_under(items, "x-d") == await _items_under(items, "x-c") == []
+
+
+async def test_a_lost_answer_is_retried_with_the_token_botocore_fills_in(
+    items: Db, proxied: Db, proxy: FaultProxy
+) -> None:
+    """DynamoDB applies the transaction and its answer is lost: the retry carries the token
+    botocore gave the call, so DynamoDB answers it as done and applies nothing twice (the
+    counter is 1, not 2); the watched write is settled by that answer, as with the client."""
+    attach(proxied.client)
+
+    def increment(prefix: str) -> dict[str, Any]:
+        update = {
+            "TableName": items.table,
+            "Key": {"pk": {"S": prefix}, "sk": {"S": "c"}},
+            "UpdateExpression": "ADD n :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        }
+        return {"TransactItems": [{"Update": update}]}
+
+    outcomes = []
+    for prefix, call in (
+        ("lost-c", _client_call(proxied.client, "TransactWriteItems", increment("lost-c"))),
+        ("lost-d", _direct_call(proxied, "TransactWriteItems", increment("lost-d"))),
+    ):
+        with watching(prefix) as write:
+            answer, sent = await _attempts(
+                proxy, Rule(Fault.DROP_AFTER, "TransactWriteItems", times=1), call
+            )
+        assert isinstance(answer, dict), answer
+        assert await _items_under(items, prefix) == [{"sk": {"S": "c"}, "n": {"N": "1"}}]
+        outcomes.append((sent, write.attempts, write.outcome_unknown, _metadata(answer)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][:3] == (2, 2, False)
+
+
 # --- 3. errors -------------------------------------------------------------------------------
 
 ERRORS: dict[str, tuple[str, Callable[[str], dict[str, Any]], str]] = {
@@ -639,7 +793,13 @@ async def test_call_counter_counts_direct_calls_once_each(
     await direct.call("GetItem", GETS["found"](items.table))
     await direct.call("GetItem", GETS["not-found"](items.table))
     await direct.call("BatchGetItem", BATCHES["several"](items.table))
-    assert counter.snapshot() == {"Query": 1, "GetItem": 2, "BatchGetItem": 1}
+    await direct.call("TransactWriteItems", TRANSACTIONS["puts"](items.table, "tx-counted"))
+    assert counter.snapshot() == {
+        "Query": 1,
+        "GetItem": 2,
+        "BatchGetItem": 1,
+        "TransactWriteItems": 1,
+    }
 
     # A call retried is counted once.
     counter.reset()
@@ -830,3 +990,24 @@ async def test_an_answer_that_never_comes_fails_as_the_client_fails(
         assert isinstance(expected, ReadTimeoutError), expected
         _assert_same_error(expected, got)
         assert sent == sent_directly == ATTEMPTS
+
+
+async def test_a_refused_connection_leaves_no_write_unconfirmed(
+    settings: Settings, closed_port: int
+) -> None:
+    """A transaction that found no connection to send on was sent to no one: its write is no
+    OUTCOME_UNKNOWN but a clean refusal, whichever way it went."""
+    nowhere = replace(settings, endpoint_url=f"http://127.0.0.1:{closed_port}")
+    async with open_table(nowhere, LOCAL_CREDENTIALS, config=_config()) as db:
+        attach(db.client)
+        params = TRANSACTIONS["puts"](db.table, "refused")
+        unknown = []
+        for call in (
+            _client_call(db.client, "TransactWriteItems", params),
+            _direct_call(db, "TransactWriteItems", params),
+        ):
+            with watching("refused") as write:
+                error = await _failure(call)
+            assert isinstance(error, EndpointConnectionError), error
+            unknown.append((write.attempts, write.outcome_unknown))
+        assert unknown == [(ATTEMPTS, False), (ATTEMPTS, False)]
