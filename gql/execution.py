@@ -32,11 +32,15 @@ from operator import attrgetter
 from typing import Any
 
 from graphql import (
+    GraphQLBoolean,
     GraphQLField,
+    GraphQLID,
+    GraphQLInt,
     GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
     GraphQLResolveInfo,
+    GraphQLString,
     Undefined,
     get_nullable_type,
     is_leaf_type,
@@ -50,8 +54,9 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
 from gql.plain import PLAIN_GETTERS, UNSETTLED
+from gql.scalars import MAX_LONG, long_output
 
-__all__ = ["PlainExecutionContext"]
+__all__ = ["PlainExecutionContext", "same_output"]
 
 _TYPENAME = "__typename"
 
@@ -70,6 +75,43 @@ class _Plain:
     members_nullable: bool | None = None
     """For a list of leaves or objects, whether a member may be null; None for a field that
     is not a list."""
+    same: Callable[[Any], bool] | None = None
+    """For a leaf type whose coercion answers some values as they are: whether a value is
+    one of those (then it is not coerced)."""
+
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int and _INT_MIN <= value <= _INT_MAX
+
+
+def _is_text(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_flag(value: Any) -> bool:
+    return type(value) is bool
+
+
+def _is_long(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_LONG
+
+
+def same_output(leaf: GraphQLLeafType) -> Callable[[Any], bool] | None:
+    """Which values ``leaf``'s output coercion answers as they are, if it is one of the
+    scalars whose coercion is known: an ``int`` in range for ``Int`` and ``Long``, a ``str``
+    for ``String`` and ``ID``, a ``bool`` for ``Boolean``."""
+    if leaf is GraphQLInt:
+        return _is_int
+    if leaf is GraphQLString or leaf is GraphQLID:
+        return _is_text
+    if leaf is GraphQLBoolean:
+        return _is_flag
+    if getattr(leaf, "coerce_output_value", None) is long_output:
+        return _is_long
+    return None
 
 
 _FIELDS: dict[tuple[GraphQLObjectType, str], _Plain | None] = {}
@@ -128,7 +170,7 @@ def _plain_field(parent: GraphQLObjectType, name: str, field: GraphQLField) -> _
         members_nullable = not is_non_null_type(member)
         named = get_nullable_type(member)
     if is_leaf_type(named):
-        return _Plain(read, nullable, named, None, members_nullable)
+        return _Plain(read, nullable, named, None, members_nullable, same_output(named))
     if is_object_type(named):
         return _Plain(read, nullable, None, named, members_nullable)
     return None  # lists of lists, interfaces and unions
@@ -264,6 +306,9 @@ class PlainExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if value is None or value is Undefined:
             return None if nullable else UNSETTLED
         if plain.leaf is not None:
+            same = plain.same
+            if same is not None and same(value):
+                return value
             coerced = plain.leaf.coerce_output_value(value)
             if coerced is None or coerced is Undefined:
                 return UNSETTLED

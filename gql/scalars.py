@@ -8,7 +8,7 @@ import strawberry
 from graphql import IntValueNode, ValueNode, value_from_ast_untyped
 from strawberry.types.scalar import ScalarDefinition
 
-__all__ = ["JSON", "MAX_LONG", "SCALARS", "Long"]
+__all__ = ["JSON", "MAX_LONG", "SCALARS", "Long", "long_output"]
 
 MAX_LONG = 10**15 - 1
 """Largest ``Long``: 15 digits, exact as a JSON number in JavaScript."""
@@ -23,6 +23,10 @@ def _check(value: Any) -> int:
     if not isinstance(value, int) or not 0 <= value <= MAX_LONG:
         raise ValueError(_RANGE)
     return value
+
+
+long_output = _check
+"""How a ``Long`` is coerced for output."""
 
 
 def _parse_literal(node: ValueNode, _variables: dict[str, Any] | None = None) -> int:

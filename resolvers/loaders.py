@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiodataloader import DataLoader
 
@@ -44,16 +44,25 @@ __all__ = [
 K = TypeVar("K")
 V = TypeVar("V")
 
+_NOTHING: Any = object()
+"""No value primed for a key."""
+
 
 class _Loader(DataLoader[K, V | None], ABC):
     """A DataLoader that also tells, without waiting, what it already holds: a resolver whose
-    value is at hand answers synchronously, which spares the executor a task per field."""
+    value is at hand answers synchronously, which spares the executor a task per field.
+
+    A primed value becomes the DataLoader's (a future of it) only when its key is loaded: a
+    page primes each of its entries, and most are never loaded, read synchronously through
+    :meth:`held` or not at all."""
 
     def __init__(self, db: Db) -> None:
         super().__init__(max_batch_size=BATCH_GET_LIMIT)
         self.db = db
         self._held: dict[K, V | None] = {}
         self._asked: set[K] = set()
+        self._primed: dict[K, V | None] = {}
+        """Values primed and not loaded since, nor held by the DataLoader before."""
 
     async def batch_load_fn(self, keys: list[K]) -> list[V | None]:
         found = await self.fetch(keys)
@@ -69,6 +78,10 @@ class _Loader(DataLoader[K, V | None], ABC):
         share one read, and one of them cancelled (graphql-core cancels the siblings of a
         field whose error nulls their object) leaves the read, and the others, going on."""
         self._asked.add(key)
+        if self._primed:
+            primed = self._primed.pop(key, _NOTHING)
+            if primed is not _NOTHING:
+                super().prime(key, primed)
         return asyncio.shield(super().load(key))
 
     def asked(self, key: K) -> bool:
@@ -76,14 +89,22 @@ class _Loader(DataLoader[K, V | None], ABC):
         return key in self._asked or key in self._held
 
     def prime(self, key: K, value: V | None) -> _Loader[K, V]:
+        """As the DataLoader's: a key it holds (or that was primed already) keeps its value."""
         self._held.setdefault(key, value)
-        super().prime(key, value)
+        if key not in self._cache:
+            self._primed.setdefault(key, value)
         return self
 
     def clear(self, key: K) -> _Loader[K, V]:
         self._held.pop(key, None)
         self._asked.discard(key)
+        self._primed.pop(key, None)
         super().clear(key)
+        return self
+
+    def clear_all(self) -> _Loader[K, V]:
+        self._primed.clear()
+        super().clear_all()
         return self
 
     def held(self, key: K) -> tuple[bool, V | None]:

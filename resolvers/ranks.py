@@ -42,6 +42,8 @@ class WindowRanks:
         self._window = list(window)
         self._from_top = from_top
         self._ranks: asyncio.Future[dict[str, int]] | None = None
+        self._computed: dict[str, int] | None = None
+        """The ranks, once :meth:`held` found them computed."""
         if known is not None:
             done: asyncio.Future[dict[str, int]] = asyncio.get_running_loop().create_future()
             done.set_result(self._by_player(known))
@@ -71,10 +73,13 @@ class WindowRanks:
 
     def held(self, entry: ScoreItem) -> tuple[bool, int | None]:
         """(True, rank) once the ranks are computed, else (False, None)."""
-        ranks = self._ranks
-        if ranks is None or not ranks.done() or ranks.cancelled() or ranks.exception():
-            return False, None
-        return True, ranks.result().get(entry.player_id)
+        computed = self._computed
+        if computed is None:
+            ranks = self._ranks
+            if ranks is None or not ranks.done() or ranks.cancelled() or ranks.exception():
+                return False, None
+            computed = self._computed = ranks.result()
+        return True, computed.get(entry.player_id)
 
 
 async def resolve_score_rank(

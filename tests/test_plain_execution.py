@@ -12,11 +12,11 @@ import random
 from collections import Counter
 from typing import Any
 
-from graphql import ExecutionResult, GraphQLObjectType, GraphQLResolveInfo
+from graphql import ExecutionResult, GraphQLObjectType, GraphQLResolveInfo, GraphQLScalarType
 
 from dynamo.items import serialize
 from edge.schema import EXTENSIONS
-from gql.execution import PlainExecutionContext
+from gql.execution import PlainExecutionContext, same_output
 from gql.plain import UNSETTLED
 from gql.schema import LeaderboardSchema, build_schema
 from resolvers.context import Caller, Context, Role
@@ -282,3 +282,32 @@ async def test_a_push_of_the_top_is_completed_plainly_ranks_and_names_at_hand(ap
     assert [e["rank"] for e in entries] == [1, 2, 3, 3, 3, 6, 7, 8, 9, 10, 10, 12]
     assert [e["player"]["id"] for e in entries[:2]] == ["p04", "p09"]
     assert CountingPlain.completed == {"LeaderboardTop": 1, "Score": 12, "Player": 12}
+
+
+def test_a_leaf_answered_as_it_is_is_what_its_coercion_answers() -> None:
+    """Plain execution skips a leaf's coercion only for a value the coercion answers as it
+    is, of the same type: every value taken so is checked against the coercion itself, and
+    the values it must coerce (a bool for Int, a float, out of range) are not taken."""
+    schema = GENERAL._schema
+    values: list[Any] = [0, 1, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 10**15 - 1]
+    values += [10**15, True, False, 1.0, 2.5, "", "text", "12", b"x", None, [1]]
+    taken: dict[str, list[Any]] = {}
+    for name in ("Int", "String", "ID", "Boolean", "Long"):
+        leaf = schema.type_map[name]
+        assert isinstance(leaf, GraphQLScalarType)
+        same = same_output(leaf)
+        assert same is not None, name
+        for value in values:
+            if same(value):
+                coerced = leaf.coerce_output_value(value)
+                assert coerced == value, (name, value)
+                assert type(coerced) is type(value), (name, value)
+                taken.setdefault(name, []).append(value)
+    assert taken == {
+        "Int": [0, 1, -1, 2**31 - 1, -(2**31)],
+        "String": ["", "text", "12"],
+        "ID": ["", "text", "12"],
+        "Boolean": [True, False],
+        "Long": [0, 1, 2**31 - 1, 2**31, 10**15 - 1],
+    }
+    assert same_output(schema.type_map["Float"]) is None  # type: ignore[arg-type]
