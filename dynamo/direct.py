@@ -210,30 +210,19 @@ def _capacity(value: Any) -> Any:
     return value
 
 
-def _collections(metrics: dict[str, Any]) -> dict[str, Any]:
-    """ItemCollectionMetrics by table, their keys' binary values decoded."""
-    return {
-        table: [
-            {**m, "ItemCollectionKey": attribute_map(m["ItemCollectionKey"])}
-            if "ItemCollectionKey" in m
-            else m
-            for m in members
-        ]
-        for table, members in metrics.items()
-    }
+def _collection_metrics(metrics: dict[str, Any], *, binary: bool) -> dict[str, Any]:
+    """ItemCollectionMetrics by table as the client returns them: the size estimates as
+    floats (doubles in the model) and, with ``binary``, the keys' binary values decoded."""
 
+    def metric(member: dict[str, Any]) -> dict[str, Any]:
+        read = dict(member)
+        if "SizeEstimateRangeGB" in read:
+            read["SizeEstimateRangeGB"] = [float(n) for n in read["SizeEstimateRangeGB"]]
+        if binary and "ItemCollectionKey" in read:
+            read["ItemCollectionKey"] = attribute_map(read["ItemCollectionKey"])
+        return read
 
-def _sizes(value: Any) -> Any:
-    """ItemCollectionMetrics with their size estimates as floats (doubles in the model)."""
-    return {
-        table: [
-            {**m, "SizeEstimateRangeGB": [float(n) for n in m["SizeEstimateRangeGB"]]}
-            if "SizeEstimateRangeGB" in m
-            else m
-            for m in members
-        ]
-        for table, members in value.items()
-    }
+    return {table: [metric(m) for m in members] for table, members in metrics.items()}
 
 
 def parse_answer(operation: str, body: dict[str, Any], *, binary: bool = True) -> dict[str, Any]:
@@ -243,8 +232,9 @@ def parse_answer(operation: str, body: dict[str, Any], *, binary: bool = True) -
     items are the decoded JSON itself."""
     parsed = dict(body)
     if "ItemCollectionMetrics" in parsed:
-        metrics = _sizes(parsed["ItemCollectionMetrics"])
-        parsed["ItemCollectionMetrics"] = _collections(metrics) if binary else metrics
+        parsed["ItemCollectionMetrics"] = _collection_metrics(
+            parsed["ItemCollectionMetrics"], binary=binary
+        )
     if binary:
         if "Items" in parsed:
             parsed["Items"] = _items(parsed["Items"])

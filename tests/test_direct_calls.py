@@ -13,6 +13,7 @@ instant.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -34,11 +35,12 @@ from botocore.exceptions import (
 from botocore.retries.standard import ExponentialBackoff
 
 from dynamo.db import Db
-from dynamo.direct import DirectCalls, FrozenKeys, SigV4
+from dynamo.direct import DirectCalls, FrozenKeys, SigV4, may_hold_binary, parse_answer
 from dynamo.errors import ErrorCode, LeaderboardError
 from dynamo.metrics import CallCounter
 from dynamo.outcomes import attach, watching
 from dynamo.resilience import CircuitBreaker
+from dynamo.wire import WireParserFactory
 from faultproxy import Fault, FaultProxy, Rule
 from leaderboard.backend import LOCAL_CREDENTIALS, open_table
 from leaderboard.config import Settings
@@ -662,6 +664,37 @@ async def test_transaction_answers_and_writes_are_the_clients(items: Db, name: s
     written = await _items_under(items, "tx-d")
     assert written
     assert _canonical(written) == _canonical(await _items_under(items, "tx-c"))
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary-key", "text-key"])
+async def test_item_collection_metrics_are_read_as_the_clients_parser_reads_them(
+    items: Db, binary: bool
+) -> None:
+    """DynamoDB writes ItemCollectionMetrics only for a table with a local secondary index,
+    which DynamoDB Local's tables here have none of: the same answer body, as AWS writes it
+    (whole numbers for the size estimates), read by the direct calls and by the parser the
+    client reads answers with."""
+    key = {"pk": {"B": base64.b64encode(_binary(7)).decode()}} if binary else {"pk": {"S": "k"}}
+    answer = {
+        "ConsumedCapacity": [{"TableName": items.table, "CapacityUnits": 2}],
+        "ItemCollectionMetrics": {
+            items.table: [
+                {"ItemCollectionKey": key, "SizeEstimateRangeGB": [0, 1]},
+                {"ItemCollectionKey": key, "SizeEstimateRangeGB": [1.5, 2]},
+            ]
+        },
+    }
+    body = json.dumps(answer).encode()
+    model = items.client.meta.service_model.operation_model("TransactWriteItems")
+    response = {"status_code": 200, "headers": {}, "body": body}
+    expected = await WireParserFactory().create_parser("json").parse(response, model.output_shape)
+    got = parse_answer("TransactWriteItems", json.loads(body), binary=may_hold_binary(body))
+    assert got == _without_metadata(expected)
+    sizes = [m["SizeEstimateRangeGB"] for m in got["ItemCollectionMetrics"][items.table]]
+    assert sizes == [[0.0, 1.0], [1.5, 2.0]]
+    assert {type(n) for pair in sizes for n in pair} == {float}  # as the client's doubles
+    read_key = got["ItemCollectionMetrics"][items.table][0]["ItemCollectionKey"]
+    assert read_key == ({"pk": {"B": _binary(7)}} if binary else key)
 
 
 async def test_a_cancelled_transaction_is_the_clients(items: Db) -> None:
