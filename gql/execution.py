@@ -15,7 +15,11 @@ is plain:
   itself completed so, or a list of either (a Python list or tuple), nullable or not.
 
 Fields are collected by graphql-core (fragments, ``@skip`` and ``@include``, aliases, merged
-selections), once per selection and type, as graphql-core memoises them. Whenever a value is
+selections), once per selection and type, as graphql-core memoises them. What a selection asks
+of a type (its shape: response names, fields, and the same of each nested object) is written
+as one Python function, made at the shape's first object and kept between executions (the
+last :data:`COMPLETERS_KEPT` shapes): every field read, checked and coerced inline, without a
+call per field. Whenever a value is
 not at hand (a getter answers ``UNSETTLED``), would be an error (an exception, ``null`` for a
 non-null field, a value the type does not coerce) or asks for deferred delivery, the whole
 object is completed by graphql-core instead, from the start: the answer, errors and their
@@ -26,6 +30,8 @@ compares them over generated documents).
 
 from __future__ import annotations
 
+import keyword
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
@@ -56,7 +62,7 @@ from strawberry.types.field import StrawberryField
 from gql.plain import PLAIN_GETTERS, UNSETTLED
 from gql.scalars import MAX_LONG, long_output
 
-__all__ = ["PlainExecutionContext", "same_output"]
+__all__ = ["COMPLETERS_KEPT", "PlainExecutionContext", "same_output"]
 
 _TYPENAME = "__typename"
 
@@ -121,7 +127,13 @@ schema's types live as long as the process)."""
 
 def _attribute(name: str) -> Callable[[Any, Any], Any]:
     get = attrgetter(name)
-    return lambda source, _context: get(source)
+
+    def read(source: Any, _context: Any) -> Any:
+        return get(source)
+
+    if name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__"):
+        read.attribute = name  # type: ignore[attr-defined]  # read inline by a completer
+    return read
 
 
 def _method(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
@@ -186,9 +198,46 @@ def _plain(parent: GraphQLObjectType, name: str) -> _Plain | None:
         return found
 
 
-_Shape = list[tuple[str, _Plain | None, Any]]
-"""An object's selected fields in answer order: response name, how the field is completed
-(None for ``__typename``) and its own selection (a field details list)."""
+_Shape = tuple[GraphQLObjectType, tuple[tuple[str, str, "_Shape | None"], ...]]
+"""What a selection asks of an object type: its fields in answer order, each as its response
+name, its field's name and what it asks of the field's object type (None for a leaf, or an
+object type asked for fields that are not all plain)."""
+
+Completer = Callable[[Any, Any, "GraphQLResolveInfo[Any]"], Any]
+"""An object's plain completion: its answer from the source object, the request's context
+and the resolve info of the field that returned it; UNSETTLED when graphql-core must complete
+it."""
+
+_INLINE_SAME: dict[Callable[[Any], bool], str] = {
+    _is_int: "type({v}) is int and -2147483648 <= {v} <= 2147483647",
+    _is_text: "type({v}) is str",
+    _is_flag: "type({v}) is bool",
+    _is_long: f"type({{v}}) is int and 0 <= {{v}} <= {MAX_LONG}",
+}
+"""The checks of :func:`same_output`, written inline into a completer."""
+
+
+COMPLETERS_KEPT = 512
+"""How many shapes' completers are kept between executions (documents, and so shapes, are
+the clients' to choose: the oldest used is dropped)."""
+
+_COMPLETERS: OrderedDict[tuple[type, _Shape], Completer] = OrderedDict()
+
+
+class _Source:
+    """The text of one completer, and the values it refers to by name."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"UNSETTLED": UNSETTLED, "Undefined": Undefined}
+
+    def name(self, prefix: str, value: Any) -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def add(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
 
 
 class PlainExecutionContext(StrawberryGraphQLCoreExecutionContext):
@@ -196,7 +245,7 @@ class PlainExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._shapes: dict[tuple[GraphQLObjectType, int], _Shape | None] = {}
+        self._completers: dict[tuple[GraphQLObjectType, int], Completer | None] = {}
         # Middleware (an extension's ``resolve`` hook) wraps every resolver: none may be
         # skipped then.
         manager = self.middleware_manager
@@ -212,106 +261,164 @@ class PlainExecutionContext(StrawberryGraphQLCoreExecutionContext):
         position_context: Any,
     ) -> Any:
         if self._plain_on:
-            completed = self._complete_plain(return_type, field_details_list, info, result)
-            if completed is not UNSETTLED:
-                return completed
+            complete = self._completer(return_type, field_details_list)
+            if complete is not None:
+                completed = complete(result, self.context_value, info)
+                if completed is not UNSETTLED:
+                    return completed
         return super().complete_object_value(
             return_type, field_details_list, info, path, result, position_context
         )
 
-    def _shape(self, object_type: GraphQLObjectType, field_details_list: Any) -> _Shape | None:
+    def _completer(
+        self, object_type: GraphQLObjectType, field_details_list: Any
+    ) -> Completer | None:
+        """The plain completion of ``object_type`` for this selection, or None when a field
+        of it is not plain."""
         key = (object_type, id(field_details_list))
         try:
-            return self._shapes[key]
+            return self._completers[key]
         except KeyError:
             pass
         # graphql-core memoises the collection by the identity of the list, and keeps the
         # list alive with it: the key's id stays this list's for the whole execution.
+        shape = self._shape(object_type, field_details_list)
+        completer = self._completers[key] = None if shape is None else self._compiled(shape)
+        return completer
+
+    def _shape(self, object_type: GraphQLObjectType, field_details_list: Any) -> _Shape | None:
+        """What the selection asks of ``object_type``: its fields in answer order, each with
+        what it asks of its own object type; None when a field is not plain or the selection
+        defers delivery."""
         grouped, deferred, *_ = self.collect_subfields(object_type, field_details_list)
-        shape: _Shape | None = [] if not deferred else None
-        for response_name, details in grouped.items() if shape is not None else ():
+        if deferred:
+            return None
+        fields: list[tuple[str, str, _Shape | None]] = []
+        for response_name, details in grouped.items():
             name = details[0].node.name.value
+            nested = None
+            if name != _TYPENAME:
+                plain = _plain(object_type, name)
+                if plain is None:
+                    return None
+                if plain.object_type is not None:
+                    nested = self._shape(plain.object_type, details)
+            fields.append((response_name, name, nested))
+        return object_type, tuple(fields)
+
+    def _compiled(self, shape: _Shape) -> Completer:
+        """The completer of ``shape``, made once for every execution of this class (the last
+        :data:`COMPLETERS_KEPT` shapes are kept)."""
+        key = (type(self), shape)
+        try:
+            completer = _COMPLETERS[key]
+        except KeyError:
+            completer = _COMPLETERS[key] = self._compile(shape)
+            while len(_COMPLETERS) > COMPLETERS_KEPT:
+                _COMPLETERS.popitem(last=False)
+        else:
+            _COMPLETERS.move_to_end(key)
+        return completer
+
+    def _compile(self, shape: _Shape) -> Completer:
+        """Write the object's completion as one function: each selected field read, checked
+        and completed in answer order, a nested object by its own completer, and UNSETTLED
+        for any value that is not at hand, would be an error, or is not what the generic
+        walk of the field's type would answer."""
+        object_type, fields = shape
+        source = _Source()
+        body: list[tuple[int, str]] = []
+        answer: list[str] = []
+        is_type_of = object_type.is_type_of
+        if is_type_of is not None:
+            test = source.name("t", is_type_of)
+            body.append((0, f"if {test}(source, info) is not True:"))
+            body.append((1, "return UNSETTLED"))
+        for n, (response_name, name, nested_shape) in enumerate(fields):
+            value = f"a{n}"
+            answer.append(f"{source.name('n', response_name)}: {value}")
             if name == _TYPENAME:
-                shape.append((response_name, None, details))  # type: ignore[union-attr]
+                body.append((0, f"{value} = {source.name('s', object_type.name)}"))
                 continue
             plain = _plain(object_type, name)
-            if plain is None:
-                shape = None
-                break
-            shape.append((response_name, plain, details))  # type: ignore[union-attr]
-        self._shapes[key] = shape
-        return shape
+            assert plain is not None  # a shape holds plain fields only
+            nested = None if nested_shape is None else self._compiled(nested_shape)
+            body.extend(_field_lines(source, plain, value, nested))
+        if not body:
+            body.append((0, "pass"))  # every field skipped: the answer is empty
+        source.add(0, "def complete(source, context, info):")
+        source.add(1, "try:")
+        for depth, line in body:
+            source.add(2 + depth, line)
+        source.add(1, "except Exception:  # graphql-core completes the object, raising the error")
+        source.add(2, "return UNSETTLED")
+        source.add(1, f"return {{{', '.join(answer)}}}")
+        namespace = dict(source.names)
+        # The text is the lines written above; every value it uses is bound by a name.
+        exec("\n".join(source.lines), namespace)
+        completer: Completer = namespace["complete"]
+        return completer
 
-    def _complete_plain(
-        self,
-        object_type: GraphQLObjectType,
-        field_details_list: Any,
-        info: GraphQLResolveInfo[Any],
-        source: Any,
-    ) -> Any:
-        """The object's answer, or UNSETTLED when graphql-core must complete it."""
-        shape = self._shape(object_type, field_details_list)
-        if shape is None:
-            return UNSETTLED
-        try:
-            is_type_of = object_type.is_type_of
-            if is_type_of is not None and is_type_of(source, info) is not True:
-                return UNSETTLED
-            context = self.context_value
-            answer: dict[str, Any] = {}
-            for response_name, plain, details in shape:
-                if plain is None:
-                    answer[response_name] = object_type.name
-                    continue
-                value = plain.read(source, context)
-                if value is UNSETTLED or isinstance(value, BaseException):
-                    return UNSETTLED
-                if value is None or value is Undefined:
-                    if not plain.nullable:
-                        return UNSETTLED
-                    answer[response_name] = None
-                elif plain.members_nullable is None:
-                    completed = self._complete_member(plain, plain.nullable, details, info, value)
-                    if completed is UNSETTLED:
-                        return UNSETTLED
-                    answer[response_name] = completed
-                else:
-                    # A list or tuple only: graphql-core takes any iterable, and reads it once.
-                    if type(value) is not list and type(value) is not tuple:
-                        return UNSETTLED
-                    members = []
-                    for member in value:
-                        completed = self._complete_member(
-                            plain, plain.members_nullable, details, info, member
-                        )
-                        if completed is UNSETTLED:
-                            return UNSETTLED
-                        members.append(completed)
-                    answer[response_name] = members
-        except Exception:  # graphql-core completes the object, raising the same error
-            return UNSETTLED
-        return answer
 
-    def _complete_member(
-        self,
-        plain: _Plain,
-        nullable: bool,
-        details: Any,
-        info: GraphQLResolveInfo[Any],
-        value: Any,
-    ) -> Any:
-        """One value of a plain field (the field's, or one member of its list): null, a
-        coerced leaf or a plainly completed object; UNSETTLED when graphql-core must complete
-        it."""
-        if value is None or value is Undefined:
-            return None if nullable else UNSETTLED
-        if plain.leaf is not None:
-            same = plain.same
-            if same is not None and same(value):
-                return value
-            coerced = plain.leaf.coerce_output_value(value)
-            if coerced is None or coerced is Undefined:
-                return UNSETTLED
-            return coerced
-        assert plain.object_type is not None
-        return self._complete_plain(plain.object_type, details, info, value)
+def _field_lines(
+    source: _Source, plain: _Plain, value: str, nested: Completer | None
+) -> list[tuple[int, str]]:
+    """The lines that read one field into ``value`` (or return UNSETTLED)."""
+    lines: list[tuple[int, str]] = []
+    read = plain.read
+    attribute = getattr(read, "attribute", None)
+    if attribute is not None:
+        lines.append((0, f"v = source.{attribute}"))
+    else:
+        lines.append((0, f"v = {source.name('r', read)}(source, context)"))
+    lines.append((0, "if v is UNSETTLED or isinstance(v, BaseException):"))
+    lines.append((1, "return UNSETTLED"))
+    lines.append((0, "if v is None or v is Undefined:"))
+    lines.append((1, f"{value} = None" if plain.nullable else "return UNSETTLED"))
+    lines.append((0, "else:"))
+    if plain.members_nullable is None:
+        lines += [(1 + d, line) for d, line in _member_lines(source, plain, "v", nested)]
+        lines.append((1, f"{value} = v"))
+        return lines
+    # A list or tuple only: graphql-core takes any iterable, and reads it once.
+    lines.append((1, "if type(v) is not list and type(v) is not tuple:"))
+    lines.append((2, "return UNSETTLED"))
+    lines.append((1, f"{value} = []"))
+    lines.append((1, "for m in v:"))
+    lines.append((2, "if m is None or m is Undefined:"))
+    if plain.members_nullable:
+        lines.append((3, f"{value}.append(None)"))
+        lines.append((3, "continue"))
+    else:
+        lines.append((3, "return UNSETTLED"))
+    lines += [(2 + d, line) for d, line in _member_lines(source, plain, "m", nested)]
+    lines.append((2, f"{value}.append(m)"))
+    return lines
+
+
+def _member_lines(
+    source: _Source, plain: _Plain, value: str, nested: Completer | None
+) -> list[tuple[int, str]]:
+    """The lines that complete a value known not to be null in place: a leaf coerced (unless
+    its coercion answers it as it is), an object by its completer."""
+    if plain.leaf is None:
+        if nested is None:
+            return [(0, "return UNSETTLED")]
+        complete = source.name("c", nested)
+        return [
+            (0, f"{value} = {complete}({value}, context, info)"),
+            (0, f"if {value} is UNSETTLED:"),
+            (1, "return UNSETTLED"),
+        ]
+    coerce = source.name("k", plain.leaf.coerce_output_value)
+    coerced = [
+        (0, f"{value} = {coerce}({value})"),
+        (0, f"if {value} is None or {value} is Undefined:"),
+        (1, "return UNSETTLED"),
+    ]
+    check = _INLINE_SAME.get(plain.same) if plain.same is not None else None
+    if check is None and plain.same is not None:
+        check = f"{source.name('q', plain.same)}({{v}})"
+    if check is None:
+        return coerced
+    return [(0, f"if not ({check.format(v=value)}):")] + [(1 + d, line) for d, line in coerced]

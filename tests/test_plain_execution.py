@@ -12,10 +12,12 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from graphql import ExecutionResult, GraphQLObjectType, GraphQLResolveInfo, GraphQLScalarType
 
 from dynamo.items import serialize
 from edge.schema import EXTENSIONS
+from gql import execution
 from gql.execution import PlainExecutionContext, same_output
 from gql.plain import UNSETTLED
 from gql.schema import LeaderboardSchema, build_schema
@@ -29,18 +31,18 @@ class CountingPlain(PlainExecutionContext):
 
     completed: dict[str, int] = {}
 
-    def _complete_plain(
-        self,
-        object_type: GraphQLObjectType,
-        field_details_list: Any,
-        info: GraphQLResolveInfo[Any],
-        source: Any,
-    ) -> Any:
-        answer = super()._complete_plain(object_type, field_details_list, info, source)
-        if answer is not UNSETTLED:
-            counts = CountingPlain.completed
-            counts[object_type.name] = counts.get(object_type.name, 0) + 1
-        return answer
+    def _compile(self, shape: Any) -> Any:
+        complete = super()._compile(shape)
+        object_type: GraphQLObjectType = shape[0]
+
+        def counted(source: Any, context: Any, info: GraphQLResolveInfo[Any]) -> Any:
+            answer = complete(source, context, info)
+            if answer is not UNSETTLED:
+                counts = CountingPlain.completed
+                counts[object_type.name] = counts.get(object_type.name, 0) + 1
+            return answer
+
+        return counted
 
 
 PLAIN = build_schema(EXTENSIONS, execution_context_class=CountingPlain)
@@ -311,3 +313,35 @@ def test_a_leaf_answered_as_it_is_is_what_its_coercion_answers() -> None:
         "Long": [0, 1, 2**31 - 1, 2**31, 10**15 - 1],
     }
     assert same_output(schema.type_map["Float"]) is None  # type: ignore[arg-type]
+
+
+async def test_a_shapes_completer_is_made_once_and_the_kept_ones_are_bounded(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document asked again is completed by the completers its first execution made; the
+    shapes kept between executions are at most COMPLETERS_KEPT, the oldest used dropped."""
+    await _board(api)
+    made: list[str] = []
+    real = PlainExecutionContext._compile
+
+    def compile_counted(self: PlainExecutionContext, shape: Any) -> Any:
+        made.append(shape[0].name)
+        return real(self, shape)
+
+    monkeypatch.setattr(PlainExecutionContext, "_compile", compile_counted)
+    schema = build_schema(EXTENSIONS, execution_context_class=PlainExecutionContext)
+    query = '{ leaderboard(id: "b1") { topScores(first: 3) { edges { node { score } } } } }'
+    first, _ = await _run(api, schema, query, {})
+    assert sorted(made) == ["Score", "ScoreConnection", "ScoreEdge"]
+    again, _ = await _run(api, schema, query, {})
+    assert again == first
+    assert len(made) == 3
+    monkeypatch.setattr(execution, "COMPLETERS_KEPT", 4)
+    for alias in ("a", "b", "c"):
+        aliased = query.replace("score", f"{alias}: score")
+        await _run(api, schema, aliased, {})
+    assert len(execution._COMPLETERS) == 4
+    # The first document's Score shape was the oldest used: it is made again when asked.
+    made.clear()
+    assert (await _run(api, schema, query, {}))[0] == first
+    assert "Score" in made
