@@ -212,6 +212,8 @@ class LeaderboardView(GraphQLView[Context, None]):
                     )
             except TimeoutError:
                 return unavailable(sub_response, outcomes.out_of_time(writes))
+            finally:
+                context.release()
 
     async def get_context(
         self, request: web.Request, response: web.Response | web.WebSocketResponse

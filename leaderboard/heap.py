@@ -11,6 +11,15 @@ collector's work follows what requests make. The objects made later are collecte
 before; what was made at startup and is released later (rare: it is the process's own
 furniture) is freed by its reference count, and only a cycle among such objects stays until
 the process ends.
+
+The youngest generation is collected once 10,000 more objects than were freed have been made
+(Python's default is 700). A request for a page of 100 entries holds some thousands of
+objects while it runs (the items read, their models, the answer); at 700 the collector ran two
+or three times during each such request, walking all of them and promoting them to the older
+generations, to free none of them: they are freed by their reference counts once the request
+is answered (resolvers/context.py ``Context.release`` drops what the loaders held). The
+collections that remain free what reference cycles requests leave, some hundreds of objects
+each.
 """
 
 from __future__ import annotations
@@ -20,16 +29,23 @@ import logging
 
 from aiohttp import web
 
-__all__ = ["settle", "settle_on_startup"]
+__all__ = ["YOUNG_THRESHOLD", "settle", "settle_on_startup"]
 
 log = logging.getLogger("leaderboard")
 
 
+YOUNG_THRESHOLD = 10_000
+"""The youngest generation's threshold once the heap is settled."""
+
+
 def settle() -> int:
-    """Collect what the start left behind, then freeze every object the collector tracks;
-    how many are frozen."""
+    """Collect what the start left behind, then freeze every object the collector tracks, and
+    raise the youngest generation's threshold to :data:`YOUNG_THRESHOLD` (the older ones'
+    are kept); how many are frozen."""
     gc.collect()
     gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, older, oldest)
     return gc.get_freeze_count()
 
 

@@ -126,6 +126,14 @@ class Context:
         self.ranks = RankSource(self.db, self.rank_index)
         self.loaders = Loaders.create(self.db, self.ranks, consistent=self.consistent)
 
+    def release(self) -> None:
+        """The operation is answered: what its loaders hold (a page's entries, players,
+        boards) is dropped now, freed as soon as nothing else refers to it, rather than when
+        the garbage collector next finds the reference cycles that an execution leaves (the
+        loaders refer to this context, and graphql-core's execution context to it). Later
+        reads load again."""
+        self.loaders.forget()
+
     def renew_loaders(self) -> None:
         """Forget everything loaded so far."""
         self.loaders = Loaders.create(self.db, self.ranks, consistent=self.consistent)

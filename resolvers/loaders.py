@@ -107,6 +107,13 @@ class _Loader(DataLoader[K, V | None], ABC):
         super().clear_all()
         return self
 
+    def forget(self) -> None:
+        """Drop every value read or primed (the request is answered)."""
+        self._held.clear()
+        self._asked.clear()
+        self._primed.clear()
+        super().clear_all()
+
     def held(self, key: K) -> tuple[bool, V | None]:
         """(True, value) when the key was read or primed in this request, else (False, None)."""
         if key in self._held:
@@ -333,6 +340,20 @@ class Loaders:
             result=result,
             claim=ClaimByPlayerBoardLoader(db),
         )
+
+    def forget(self) -> None:
+        """Drop every value the loaders read or were primed with."""
+        for loader in (
+            self.player,
+            self.leaderboard,
+            self.entry_count,
+            self.session,
+            self.entry,
+            self.rank,
+            self.result,
+            self.claim,
+        ):
+            loader.forget()
 
     def board_written(self, board: LeaderboardItem) -> None:
         """This request wrote ``board`` as it now stands (the board as a play left it): later

@@ -7,16 +7,21 @@ from collections.abc import Iterator
 
 import pytest
 
+from dynamo.scores import ScoreItem
 from leaderboard import heap
+from tests.conftest import Api
 
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
-    """Give the test process's frozen objects back to the collector afterwards."""
+    """Give the test process's frozen objects back to the collector afterwards, with its
+    thresholds."""
+    thresholds = gc.get_threshold()
     try:
         yield
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 class _Node:
@@ -41,3 +46,33 @@ def test_what_the_start_made_is_frozen_and_what_comes_later_is_collected(
     del first, second
     assert gc.collect() >= 2
     assert gc.get_freeze_count() == frozen
+
+
+def test_the_youngest_generation_waits_for_more_objects_once_settled(unfrozen: None) -> None:
+    _, older, oldest = gc.get_threshold()
+    heap.settle()
+    assert gc.get_threshold() == (heap.YOUNG_THRESHOLD, older, oldest)
+
+
+async def test_an_answered_requests_entries_are_freed_without_a_collection(api: Api) -> None:
+    """The entries a page read are freed by their reference counts once it is answered, not
+    left in the reference cycles an execution leaves for the collector to find."""
+    await api.create_board("b1", minScore=0, maxScore=1_000)
+    for i in range(20):
+        await api.create_player(f"p{i:02}", f"Player {i}")
+        data = await api.gql(
+            """mutation($i: SubmitScoreInput!) { submitScore(input: $i) { errors { code } } }""",
+            {"i": {"playerId": f"p{i:02}", "leaderboardId": "b1", "gameId": "g", "score": i}},
+        )
+        assert data["submitScore"]["errors"] == []
+    query = '{ leaderboard(id: "b1") { topScores(first: 100) { edges { node { score } } } } }'
+    await api.gql(query)  # the first execution made what later ones reuse
+    gc.collect()
+    gc.disable()
+    try:
+        data = await api.gql(query)
+        assert len(data["leaderboard"]["topScores"]["edges"]) == 20
+        alive = [o for o in gc.get_objects() if isinstance(o, ScoreItem)]
+    finally:
+        gc.enable()
+    assert alive == []
