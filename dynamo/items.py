@@ -16,7 +16,7 @@ import copy
 import json
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -236,16 +236,7 @@ class _Reader(Generic[M]):
 
     def __init__(self, model: type[M], fields: list[_Field]) -> None:
         self._model = model
-        self._by_attribute: dict[str, tuple[str, int, bool, Any, str | None]] = {}
-        for f in fields:
-            self._by_attribute[f.alias] = (f.name, f.kind, f.optional, f.extra, None)
-        for f in fields:
-            if f.name != f.alias:
-                by_name = (f.name, f.kind, f.optional, f.extra, f.alias)
-                self._by_attribute.setdefault(f.name, by_name)
-        self._defaults = {f.name: f.default for f in fields}
-        self._required = frozenset(f.name for f in fields if f.default is _REQUIRED)
-        self._copied = tuple(f.name for f in fields if f.copied)
+        self._read = self._compile(fields)
 
     @classmethod
     def of(cls, model: type[M]) -> _Reader[M] | None:
@@ -277,82 +268,122 @@ class _Reader(Generic[M]):
 
     def read(self, item: Mapping[str, Any]) -> M | None:
         """The model of ``item``, or None when an attribute is of a form it leaves to
-        pydantic's validation (see :func:`read_item`)."""
-        by_attribute = self._by_attribute
-        values = self._defaults.copy()
-        given: set[str] = set()
-        read: Any
-        try:
-            for attribute, value in item.items():
-                field = by_attribute.get(attribute)
-                if field is None:
-                    continue
-                name, kind, optional, extra, alias = field
-                if alias is not None and alias in item:
-                    continue  # the attribute bearing the field's alias is the one read
-                if type(value) is not dict or len(value) != 1:
-                    return None
-                read = _UNSURE
-                if kind == _TEXT:
-                    text = value.get("S")
-                    if type(text) is str:
-                        read = text
-                elif kind == _NUMBER:
-                    text = value.get("N")
-                    if type(text) is str:
-                        try:
-                            read = int(text)
-                        except ValueError:
-                            number = _number(text)
-                            if type(number) is int:
-                                read = number
-                elif kind == _INSTANT_VALUE:
-                    text = value.get("S")
-                    if type(text) is str and _INSTANT(text) is not None:
-                        read = datetime.fromisoformat(text)
-                        if read.tzinfo is not UTC:
-                            read = _in_utc(read)
-                elif kind == _CHOICE:
-                    text = value.get("S")
-                    if type(text) is str:
-                        read = extra.get(text, _UNSURE)
-                elif kind == _FLAG:
-                    flag = value.get("BOOL")
-                    if type(flag) is bool:
-                        read = flag
-                elif kind == _DOCUMENT:
-                    text = value.get("S")
-                    document = json.loads(text) if type(text) is str else _value(value)
-                    if type(document) is dict:
-                        read = document
-                else:
-                    members = value.get("L")
-                    if type(members) is list:
-                        each = _text if kind == _TEXTS else partial(_member, extra)
-                        listed = [each(m) for m in members]
-                        if _UNSURE not in listed:
-                            read = listed
-                if read is _UNSURE:
-                    if not (optional and "NULL" in value):
-                        return None
-                    read = None
-                values[name] = read
-                given.add(name)
-        except (ValueError, ArithmeticError, RecursionError):
-            # A number, an instant or a document that does not read (nor reads the same way
-            # through pydantic, whose validation then decides).
-            return None
-        if not self._required <= given:
-            return None
-        for name in self._copied:
-            if name not in given:
-                values[name] = copy.deepcopy(values[name])
-        built = self._model.__new__(self._model)
-        _setattr(built, "__dict__", values)
-        _setattr(built, "__pydantic_fields_set__", given)
-        _setattr(built, "__pydantic_extra__", None)
-        _setattr(built, "__pydantic_private__", None)
-        return built
+        pydantic's validation (see :func:`read_item`): by the function :meth:`_compile`
+        writes for the model."""
+        return self._read(item)
+
+    def _compile(self, fields: list[_Field]) -> Callable[[Mapping[str, Any]], M | None]:
+        """Write the model's reading as one function: each field's attribute looked up (by
+        its alias, then by its name) and read in the one form whose reading is certain, in
+        the model's order of fields; None (pydantic's validation decides) for any other form,
+        or a required attribute missing."""
+        names: dict[str, Any] = {
+            "UNSURE": _UNSURE,
+            "ABSENT": _REQUIRED,
+            "UTC": UTC,
+            "datetime": datetime,
+            "in_utc": _in_utc,
+            "instant": _INSTANT,
+            "number": _number,
+            "other": _other_kind,
+            "deepcopy": copy.deepcopy,
+            "model": self._model,
+            "setattr_": _setattr,
+            "defaults": {f.name: f.default for f in fields},
+        }
+        lines = ["def read(item):", "    values = defaults.copy()", "    given = set()"]
+        lines.append("    try:")
+        for n, f in enumerate(fields):
+            names[f"f{n}"] = f
+            lines.append(f"        v = item.get({f.alias!r}, ABSENT)")
+            if f.name != f.alias:
+                lines.append("        if v is ABSENT:")
+                lines.append(f"            v = item.get({f.name!r}, ABSENT)")
+            lines.append("        if v is not ABSENT:")
+            lines.append("            if type(v) is not dict or len(v) != 1:")
+            lines.append("                return None")
+            lines += ["            " + line for line in _kind_lines(f, n, names)]
+            lines.append("            if r is UNSURE:")
+            if f.optional:
+                lines.append('                if "NULL" not in v:')
+                lines.append("                    return None")
+                lines.append("                r = None")
+            else:
+                lines.append("                return None")
+            lines.append(f"            values[{f.name!r}] = r")
+            lines.append(f"            given.add({f.name!r})")
+            if f.default is _REQUIRED:
+                lines.append("        else:")
+                lines.append("            return None")
+            elif f.copied:
+                lines.append("        else:")
+                lines.append(f"            values[{f.name!r}] = deepcopy(values[{f.name!r}])")
+        lines.append("    except (ValueError, ArithmeticError, RecursionError):")
+        lines.append("        # A number, an instant or a document that does not read (nor")
+        lines.append("        # reads the same way through pydantic, whose validation decides).")
+        lines.append("        return None")
+        lines.append("    built = model.__new__(model)")
+        lines.append('    setattr_(built, "__dict__", values)')
+        lines.append('    setattr_(built, "__pydantic_fields_set__", given)')
+        lines.append('    setattr_(built, "__pydantic_extra__", None)')
+        lines.append('    setattr_(built, "__pydantic_private__", None)')
+        lines.append("    return built")
+        # The text is the lines written above; every value it uses is bound by a name (the
+        # attributes' names and the fields' as literals of their repr).
+        exec("\n".join(lines), names)
+        read: Callable[[Mapping[str, Any]], M | None] = names["read"]
+        return read
+
+
+def _kind_lines(f: _Field, n: int, names: dict[str, Any]) -> list[str]:
+    """The lines that read the attribute value ``v`` of field ``f`` into ``r`` (UNSURE for a
+    form only pydantic's validation decides)."""
+    if f.kind == _TEXT:
+        return ['r = v.get("S")', "if type(r) is not str:", "    r = UNSURE"]
+    if f.kind == _NUMBER:
+        return [
+            'r = v.get("N")',
+            "if type(r) is str:",
+            "    try:",
+            "        r = int(r)",
+            "    except ValueError:",
+            "        r = number(r)",
+            "        if type(r) is not int:",
+            "            r = UNSURE",
+            "else:",
+            "    r = UNSURE",
+        ]
+    if f.kind == _INSTANT_VALUE:
+        return [
+            'r = v.get("S")',
+            "if type(r) is str and instant(r) is not None:",
+            "    r = datetime.fromisoformat(r)",
+            "    if r.tzinfo is not UTC:",
+            "        r = in_utc(r)",
+            "else:",
+            "    r = UNSURE",
+        ]
+    if f.kind == _CHOICE:
+        names[f"c{n}"] = f.extra
+        return ['r = v.get("S")', f"r = c{n}.get(r, UNSURE) if type(r) is str else UNSURE"]
+    if f.kind == _FLAG:
+        return ['r = v.get("BOOL")', "if type(r) is not bool:", "    r = UNSURE"]
+    return [f"r = other(f{n}, v)"]
+
+
+def _other_kind(f: _Field, value: dict[str, Any]) -> Any:
+    """A document, a list of text or a list of item models read from ``value``, or
+    _UNSURE."""
+    if f.kind == _DOCUMENT:
+        text = value.get("S")
+        document = json.loads(text) if type(text) is str else _value(value)
+        return document if type(document) is dict else _UNSURE
+    members = value.get("L")
+    if type(members) is not list:
+        return _UNSURE
+    each = _text if f.kind == _TEXTS else partial(_member, f.extra)
+    listed = [each(m) for m in members]
+    return _UNSURE if _UNSURE in listed else listed
 
 
 def _text(value: Any) -> Any:

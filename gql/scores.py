@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
@@ -114,13 +115,20 @@ def _player_at_hand(score: Score, ctx: Context) -> object:
     """The entry's player when no read is needed: the entry's copy of its name serves, or
     the list the entry came in read its player (an erased one is the resolver's error)."""
     item = score.item
-    ctx.depends(PlayerName(item.player_id))
+    if ctx.dependencies is not None:
+        ctx.depends(PlayerName(item.player_id))
+    if score.names and item.player_name is not None:
+        return _player_type().named(item.player_id, item.player_name)
+    held, player = ctx.loaders.player.held(item.player_id)
+    return _player_type().of(player) if held and player is not None else UNSETTLED
+
+
+@cache
+def _player_type() -> type[Player]:
+    """gql.players' Player, which imports this module (imported at the first entry)."""
     from gql.players import Player
 
-    if score.names and item.player_name is not None:
-        return Player.named(item.player_id, item.player_name)
-    held, player = ctx.loaders.player.held(item.player_id)
-    return Player.of(player) if held and player is not None else UNSETTLED
+    return Player
 
 
 @plain_getter("Score", "rank")
