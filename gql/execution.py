@@ -137,7 +137,11 @@ def _attribute(name: str) -> Callable[[Any, Any], Any]:
 
 
 def _method(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
-    return lambda source, _context: function(source)
+    def read(source: Any, _context: Any) -> Any:
+        return function(source)
+
+    read.method = function  # type: ignore[attr-defined]  # called directly by a completer
+    return read
 
 
 def _reader(
@@ -367,8 +371,11 @@ def _field_lines(
     lines: list[tuple[int, str]] = []
     read = plain.read
     attribute = getattr(read, "attribute", None)
+    method = getattr(read, "method", None)
     if attribute is not None:
         lines.append((0, f"v = source.{attribute}"))
+    elif method is not None:
+        lines.append((0, f"v = {source.name('m', method)}(source)"))
     else:
         lines.append((0, f"v = {source.name('r', read)}(source, context)"))
     lines.append((0, "if v is UNSETTLED or isinstance(v, BaseException):"))

@@ -37,27 +37,29 @@ class Score:
     names: strawberry.Private[bool] = False
     """Whether the player's name is all that is asked of its player besides its id: then
     the entry's copy of it serves, where the entry holds one, and the player is not read."""
-    # Plain values, copied from the item when the score is made: GraphQL reads them as
-    # attributes, without calling a resolver for each (a page has a hundred scores).
-    score: Long = strawberry.field(description="The score.", default=Long(0))
-    attained_at: datetime = strawberry.field(
-        description="When the score was attained.", default=datetime.min
-    )
-    session_id: strawberry.ID | None = strawberry.field(
-        description="The session that produced the score.", default=None
-    )
-    metadata: JSON | None = strawberry.field(
-        description="The metadata of the play that attained the entry (SubmitScoreInput."
-        "metadata), null when it had none. An INCREMENT total keeps its attaining play's.",
-        default=None,
-    )
 
-    def __post_init__(self) -> None:
-        item = self.item
-        self.score = Long(item.score)
-        self.attained_at = item.attained_at
-        self.session_id = strawberry.ID(item.session_id) if item.session_id else None
-        self.metadata = JSON(item.metadata) if item.metadata is not None else None
+    # Resolvers of ``self`` alone: plain execution calls them directly, and only for the
+    # fields a query selects (a page has a hundred scores).
+    @strawberry.field(description="The score.")
+    def score(self) -> Long:
+        return Long(self.item.score)
+
+    @strawberry.field(description="When the score was attained.")
+    def attained_at(self) -> datetime:
+        return self.item.attained_at
+
+    @strawberry.field(description="The session that produced the score.")
+    def session_id(self) -> strawberry.ID | None:
+        session = self.item.session_id
+        return strawberry.ID(session) if session else None
+
+    @strawberry.field(
+        description="The metadata of the play that attained the entry (SubmitScoreInput."
+        "metadata), null when it had none. An INCREMENT total keeps its attaining play's."
+    )
+    def metadata(self) -> JSON | None:
+        metadata = self.item.metadata
+        return JSON(metadata) if metadata is not None else None
 
     @strawberry.field(description="The board.")
     async def leaderboard(
