@@ -236,7 +236,10 @@ class _Reader(Generic[M]):
 
     def __init__(self, model: type[M], fields: list[_Field]) -> None:
         self._model = model
-        self._read = self._compile(fields)
+        self.read: Callable[[Mapping[str, Any]], M | None] = self._compile(fields)
+        """The model of an item, or None when an attribute is of a form it leaves to
+        pydantic's validation (see :func:`read_item`): the function :meth:`_compile` writes
+        for the model."""
 
     @classmethod
     def of(cls, model: type[M]) -> _Reader[M] | None:
@@ -265,12 +268,6 @@ class _Reader(Generic[M]):
         if any(f.name != f.alias and f.name in aliases for f in fields):
             return None  # one field's name is another's alias
         return cls(model, fields)
-
-    def read(self, item: Mapping[str, Any]) -> M | None:
-        """The model of ``item``, or None when an attribute is of a form it leaves to
-        pydantic's validation (see :func:`read_item`): by the function :meth:`_compile`
-        writes for the model."""
-        return self._read(item)
 
     def _compile(self, fields: list[_Field]) -> Callable[[Mapping[str, Any]], M | None]:
         """Write the model's reading as one function: each field's attribute looked up (by

@@ -213,7 +213,7 @@ and the resolve info of the field that returned it; UNSETTLED when graphql-core 
 it."""
 
 _INLINE_SAME: dict[Callable[[Any], bool], str] = {
-    _is_int: "type({v}) is int and -2147483648 <= {v} <= 2147483647",
+    _is_int: f"type({{v}}) is int and {_INT_MIN} <= {{v}} <= {_INT_MAX}",
     _is_text: "type({v}) is str",
     _is_flag: "type({v}) is bool",
     _is_long: f"type({{v}}) is int and 0 <= {{v}} <= {MAX_LONG}",
@@ -423,9 +423,7 @@ def _member_lines(
         (0, f"if {value} is None or {value} is Undefined:"),
         (1, "return UNSETTLED"),
     ]
-    check = _INLINE_SAME.get(plain.same) if plain.same is not None else None
-    if check is None and plain.same is not None:
-        check = f"{source.name('q', plain.same)}({{v}})"
-    if check is None:
+    if plain.same is None:
         return coerced
+    check = _INLINE_SAME[plain.same]  # same_output answers one of these checks
     return [(0, f"if not ({check.format(v=value)}):")] + [(1 + d, line) for d, line in coerced]
